@@ -1,0 +1,85 @@
+// Input checks shared by every resampler. Each names the problem and the first offending index.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <span>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "resample/core/error.hpp"
+
+namespace resample {
+
+namespace detail {
+template <class T>
+std::string format_value(T x) {
+  std::ostringstream s;
+  s.precision(17);
+  s << x;
+  return s.str();
+}
+}  // namespace detail
+
+/// Linear weights: N >= 1, each finite and >= 0 (-0.0 counts as zero), at least one > 0.
+template <class T>
+void validate_weights(std::span<const T> w) {
+  if (w.empty()) throw invalid_input("no weights: N = 0");
+  bool any_positive = false;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const T x = w[i];
+    if (std::isnan(x)) throw invalid_input("weight at index " + std::to_string(i) + " is NaN", i);
+    if (std::isinf(x)) {
+      throw invalid_input(
+          "weight at index " + std::to_string(i) + " is " + (x > 0 ? "+inf" : "-inf"), i);
+    }
+    if (x < 0) {
+      throw invalid_input("weight at index " + std::to_string(i) + " is negative (" +
+                              detail::format_value(x) + ")",
+                          i);
+    }
+    any_positive = any_positive || x > 0;
+  }
+  if (!any_positive) throw invalid_input("all weights are zero");
+}
+
+/// Log-weights: N >= 1, none NaN or +inf, at least one > -inf. -inf is a legal zero weight.
+template <class T>
+void validate_log_weights(std::span<const T> lw) {
+  if (lw.empty()) throw invalid_input("no weights: N = 0");
+  bool any_finite = false;
+  for (std::size_t i = 0; i < lw.size(); ++i) {
+    const T x = lw[i];
+    if (std::isnan(x)) {
+      throw invalid_input("log-weight at index " + std::to_string(i) + " is NaN", i);
+    }
+    if (std::isinf(x) && x > 0) {
+      throw invalid_input("log-weight at index " + std::to_string(i) + " is +inf", i);
+    }
+    any_finite = any_finite || !std::isinf(x);
+  }
+  if (!any_finite) throw invalid_input("all log-weights are -inf (every weight is zero)");
+}
+
+}  // namespace resample
+
+namespace resample {
+
+/// Ancestor (or any index) vector: every entry in [0, N), N = its length.
+template <class Index>
+void validate_ancestors(std::span<const Index> a) {
+  const std::size_t n = a.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    bool negative = false;
+    if constexpr (std::is_signed_v<Index>) negative = a[i] < 0;
+    if (negative || static_cast<std::size_t>(a[i]) >= n) {
+      throw invalid_input("ancestor at index " + std::to_string(i) + " is " +
+                              detail::format_value(a[i]) + ", outside [0, " + std::to_string(n) +
+                              ")",
+                          i);
+    }
+  }
+}
+
+}  // namespace resample

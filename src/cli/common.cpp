@@ -1,0 +1,69 @@
+#include "common.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include <boost/random/seed_seq.hpp>
+
+#include "input.hpp"
+
+namespace resample::cli {
+
+boost::random::mt19937 make_urbg(std::uint64_t seed, stream s) {
+  boost::random::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                              static_cast<std::uint32_t>(s)};
+  return boost::random::mt19937(seq);
+}
+
+void check_backend(const args& a) {
+  const std::string backend = a.text("backend").value_or("cpu");
+  if (backend != "cpu") {
+    throw usage_error("unknown backend '" + backend + "' (this build has: cpu)");
+  }
+}
+
+reference::weights read_weights(const args& a) {
+  const std::vector<double> values = parse_numbers(read_all(a.text("input")));
+  return a.has("log") ? reference::weights::from_log(values) : reference::weights::from_linear(values);
+}
+
+reference::options read_options(const args& a) {
+  reference::options opt;
+  opt.metropolis_eps = a.real("eps", opt.metropolis_eps);
+  if (!(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
+    throw usage_error("--eps must lie in (0, 1)");
+  }
+  if (a.has("steps")) {
+    opt.metropolis_steps = a.unsigned_integer("steps", 1);
+    if (*opt.metropolis_steps == 0) throw usage_error("--steps must be at least 1");
+  }
+  if (a.has("bound")) {
+    const double bound = a.real("bound", 0.0);
+    if (a.has("log")) {
+      opt.rejection_log_bound = bound;
+    } else {
+      if (!(bound > 0.0)) throw usage_error("--bound must be a positive weight");
+      opt.rejection_log_bound = std::log(bound);
+    }
+  }
+  return opt;
+}
+
+void append_line(std::string& out, std::span<const std::size_t> values) {
+  char buffer[24];
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out.push_back(' ');
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, values[i]);
+    out.append(buffer, result.ptr);
+  }
+  out.push_back('\n');
+}
+
+void flush_stdout(std::string& out) {
+  if (!out.empty() && std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {
+    throw std::runtime_error("cannot write to standard output");
+  }
+  out.clear();
+}
+
+}  // namespace resample::cli

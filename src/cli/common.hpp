@@ -1,0 +1,49 @@
+// Pieces the subcommands share: the generator from --seed, weights from the input, the scheme
+// options, the backend check, and fast line output.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+
+#include <boost/random/mersenne_twister.hpp>
+
+#include "args.hpp"
+#include "cpu_reference/schemes.hpp"
+#include "cpu_reference/weights.hpp"
+
+namespace resample::cli {
+
+/// Independent uses of one --seed (resampling, generating weights) get separate streams.
+enum class stream : std::uint32_t { resampling = 1, weights = 2 };
+
+/// mt19937 seeded through a seed sequence from all 64 bits of `seed` and the stream number.
+boost::random::mt19937 make_urbg(std::uint64_t seed, stream s);
+
+// Flags the resampling subcommands share.
+inline constexpr flag_spec backend_flag{"backend", "NAME", "cpu (the serial references; more backends arrive later)"};
+inline constexpr flag_spec seed_flag{"seed", "S", "random seed, 0 to 2^64-1 (default 0)"};
+inline constexpr flag_spec input_flag{"input", "FILE", "read weights from FILE (default: standard input)"};
+inline constexpr flag_spec log_flag{"log", "", "the input holds log-weights (-inf is a zero weight)"};
+inline constexpr flag_spec eps_flag{"eps", "E", "metropolis: B = ceil(ln E / ln(1 - mean w / max w)) (default 0.01)"};
+inline constexpr flag_spec steps_flag{"steps", "B", "metropolis: use B steps instead of the eps rule"};
+inline constexpr flag_spec bound_flag{"bound", "W", "rejection: upper bound on the weights, in the input's scale (default: the maximum)"};
+
+
+/// Throws unless --backend names a backend this build has (only `cpu` so far).
+void check_backend(const args& a);
+
+/// Weights from --input FILE (or stdin), linear or, with --log, log-weights; validated.
+reference::weights read_weights(const args& a);
+
+/// --eps, --steps and --bound (a weight, or a log-weight with --log) as scheme options.
+reference::options read_options(const args& a);
+
+/// Appends "v0 v1 ... v{n-1}\n" to `out`.
+void append_line(std::string& out, std::span<const std::size_t> values);
+
+/// Writes `out` to stdout and clears it; throws if the write fails.
+void flush_stdout(std::string& out);
+
+}  // namespace resample::cli

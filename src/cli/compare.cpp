@@ -1,0 +1,171 @@
+// resample compare: every scheme (or those named) on one weight vector, R draws each; the time
+// per call and the paper's metrics (bias^2, trace of the variance, MSE/N of the offspring).
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "cpu_reference/ancestors_to_offspring.hpp"
+#include "cpu_reference/paper_weights.hpp"
+#include "resample/core/offspring_metrics.hpp"
+
+namespace resample::cli {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr flag_spec compare_flags[] = {
+    {"n", "N", "number of particles of the generated weights (default 4096)"},
+    {"y", "Y", "generated weights w = phi(x + Y), x ~ N(0, 1), as in the paper (default 2)"},
+    {"reps", "R", "draws per scheme, at least 2 (default 1000)"},
+    {"schemes", "LIST", "comma-separated schemes to compare (default: all)"},
+    {"csv", "FILE", "also write the table as CSV to FILE"},
+    input_flag, log_flag, seed_flag, backend_flag, eps_flag, steps_flag};
+
+struct row {
+  reference::scheme s;
+  double time_us;
+  double bias2, var_trace, mse_per_n;
+  std::size_t steps;  // Metropolis B, else 0
+};
+
+std::vector<reference::scheme> parse_scheme_list(const std::optional<std::string>& list) {
+  if (!list) return {reference::all_schemes.begin(), reference::all_schemes.end()};
+  std::vector<reference::scheme> out;
+  std::stringstream in(*list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto s = reference::parse_scheme(item);
+    if (!s) throw usage_error("unknown scheme '" + item + "' (one of: " + reference::scheme_names() + ")");
+    out.push_back(*s);
+  }
+  if (out.empty()) throw usage_error("--schemes names no scheme");
+  return out;
+}
+
+/// Progress on stderr once a run has taken a second, at most twice a second; '\r' on a terminal.
+class progress {
+ public:
+  void update(std::string_view scheme, std::size_t rep, std::size_t reps) {
+    const auto now = clock_type::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "%scompare: %-18s %zu/%zu draws, %.1f s%s", tty_ ? "\r" : "",
+                 std::string(scheme).c_str(), rep, reps, elapsed, tty_ ? "   " : "\n");
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  ~progress() {
+    if (shown_ && tty_) std::fputc('\n', stderr);
+  }
+
+ private:
+  clock_type::time_point start_ = clock_type::now();
+  clock_type::time_point last_ = start_;
+  bool tty_ = isatty(fileno(stderr)) != 0;
+  bool shown_ = false;
+};
+
+std::string format_table(const std::vector<row>& rows, const std::string& title) {
+  std::ostringstream s;
+  char line[256];
+  s << "# " << title << '\n';
+  std::snprintf(line, sizeof line, "%-20s %14s %12s %12s %12s %6s\n", "scheme", "time/call_us",
+                "bias^2", "trace_var", "MSE/N", "B");
+  s << line;
+  for (const row& r : rows) {
+    const std::string steps = r.steps ? std::to_string(r.steps) : "-";
+    std::snprintf(line, sizeof line, "%-20s %14.2f %12.4e %12.4e %12.4e %6s\n",
+                  std::string(reference::name(r.s)).c_str(), r.time_us, r.bias2, r.var_trace,
+                  r.mse_per_n, steps.c_str());
+    s << line;
+  }
+  s << "# bias^2 includes the noise of the mean, about trace_var / R; B: Metropolis steps\n";
+  return s.str();
+}
+
+std::string format_csv(const std::vector<row>& rows, std::size_t n, std::size_t reps,
+                       std::uint64_t seed) {
+  std::ostringstream s;
+  s.precision(10);
+  s << "scheme,backend,n,reps,seed,time_us,bias2,var_trace,mse_per_n,steps\n";
+  for (const row& r : rows) {
+    s << reference::name(r.s) << ",cpu," << n << ',' << reps << ',' << seed << ',' << r.time_us
+      << ',' << r.bias2 << ',' << r.var_trace << ',' << r.mse_per_n << ',' << r.steps << '\n';
+  }
+  return s.str();
+}
+
+int run_compare(const args& a) {
+  check_backend(a);
+  const std::vector<reference::scheme> schemes = parse_scheme_list(a.text("schemes"));
+  const std::uint64_t reps = a.unsigned_integer("reps", 1000);
+  if (reps < 2) throw usage_error("--reps must be at least 2 for compare");
+  const std::uint64_t seed = a.unsigned_integer("seed", 0);
+  const reference::options opt = read_options(a);
+
+  reference::weights w;
+  std::string title;
+  if (a.has("input") || a.has("log")) {
+    if (a.has("n") || a.has("y")) throw usage_error("--n and --y generate weights; drop them with --input");
+    w = read_weights(a);
+    title = "weights from " + a.text("input").value_or("standard input") + ", N = " + std::to_string(w.size());
+  } else {
+    const std::uint64_t n = a.unsigned_integer("n", 4096);
+    if (n == 0) throw usage_error("--n must be at least 1");
+    const double y = a.real("y", 2.0);
+    auto weight_rng = make_urbg(seed, stream::weights);
+    w = reference::weights::from_log(reference::paper_log_weights(n, y, weight_rng));
+    std::ostringstream t;
+    t << "weights phi(x + y), x ~ N(0,1), y = " << y << ", N = " << n;
+    title = t.str();
+  }
+  title += "; " + std::to_string(reps) + " draws per scheme; seed " + std::to_string(seed) + "; backend cpu";
+  std::ofstream csv;
+  if (const auto path = a.text("csv")) {
+    csv.open(*path);
+    if (!csv) throw usage_error("cannot write '" + *path + "'");
+  }
+
+  const std::vector<double> expected = expected_offspring(w.linear);
+  std::vector<row> rows;
+  progress bar;
+  for (const reference::scheme s : schemes) {
+    auto rng = make_urbg(seed, stream::resampling);
+    offspring_metrics metrics(expected);
+    double seconds = 0.0;
+    for (std::uint64_t r = 0; r < reps; ++r) {
+      const auto t0 = clock_type::now();
+      const std::vector<std::size_t> anc = reference::ancestors(s, w, rng, opt);
+      seconds += std::chrono::duration<double>(clock_type::now() - t0).count();
+      metrics.add(reference::ancestors_to_offspring(anc));
+      bar.update(reference::name(s), r + 1, reps);
+    }
+    rows.push_back({s, 1e6 * seconds / static_cast<double>(reps), metrics.bias_squared(),
+                    metrics.variance_trace(), metrics.mse_per_particle(),
+                    s == reference::scheme::metropolis ? reference::metropolis_steps_for(w, opt) : 0});
+  }
+  std::string out = format_table(rows, title);
+  if (csv.is_open()) {
+    csv << format_csv(rows, w.size(), reps, seed);
+    if (!csv.flush()) throw std::runtime_error("cannot write the CSV file");
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+const command compare_command{
+    "compare", "[--n N] [--y Y] [--reps R] [--schemes LIST] [--csv FILE] [--input FILE [--log]]",
+    "For each scheme, R independent draws on one weight vector (generated as in the paper, or read):\n"
+    "the mean time per call and the paper's metrics of the offspring o against e_i = N w_i / W:\n"
+    "bias^2 = sum_i (mean o_i - e_i)^2, trace_var = sum_i var(o_i), MSE/N = mean sum_i (o_i - e_i)^2 / N.",
+    compare_flags, run_compare};
+
+}  // namespace resample::cli
