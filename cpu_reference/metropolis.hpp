@@ -53,6 +53,7 @@ template <class URBG = default_urbg>
 std::vector<std::size_t> metropolis_ancestors(std::span<const double> log_w, std::size_t steps,
                                               URBG& rng) {
   validate_log_weights(log_w);
+  if (steps == 0) throw invalid_input("Metropolis needs at least one step (B = 0)");
   const std::size_t n = log_w.size();
   constexpr double zero_weight = -std::numeric_limits<double>::infinity();
   std::vector<std::size_t> a(n);

@@ -12,21 +12,24 @@ namespace resample::reference {
 
 /// Weights as linear values and as logs, for schemes that work on either (appendix E):
 /// multinomial, stratified, systematic and residual read `linear`; Metropolis and rejection,
-/// which only need ratios w_j / w_k, read `log`. Built from log-weights, the linear form is
-/// w_i = exp(lw_i - max_j lw_j) so that the largest weight is 1 and nothing underflows needlessly.
+/// which only need ratios w_j / w_k, read `log`. Either way the largest linear weight is 1
+/// (w_i = exp(lw_i - max_j lw_j), or w_i / max_j w_j), so sums cannot overflow.
 struct weights {
   std::vector<double> linear;
   std::vector<double> log;
 
   [[nodiscard]] std::size_t size() const { return linear.size(); }
 
-  /// Validates (see validate_weights) and keeps w as given; log w_i = log(w_i), -inf for zeros.
+  /// Validates the values (see validate_weight_values), then scales w so that the largest weight is
+  /// 1, as from_log does, so that no sum overflows; log w_i = log(w_i / max w), -inf for zeros.
   static weights from_linear(std::span<const double> w) {
-    validate_weights(w);
+    validate_weight_values(w);
+    const double max_w = *std::max_element(w.begin(), w.end());
     weights out;
-    out.linear.assign(w.begin(), w.end());
+    out.linear.resize(w.size());
+    std::transform(w.begin(), w.end(), out.linear.begin(), [max_w](double x) { return x / max_w; });
     out.log.resize(w.size());
-    std::transform(w.begin(), w.end(), out.log.begin(), [](double x) { return std::log(x); });
+    std::transform(out.linear.begin(), out.linear.end(), out.log.begin(), [](double x) { return std::log(x); });
     return out;
   }
 

@@ -143,3 +143,42 @@ TEST(SchemeBounds, RejectionWithLooseBound) {
 
 }  // namespace
 }  // namespace resample::reference
+
+namespace resample::reference {
+namespace {
+
+/// A generator whose every output is 0, so every uniform u ~ U[0, 1) is exactly 0.
+struct zero_urbg {
+  using result_type = std::uint32_t;
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return 0xffffffffu; }
+  result_type operator()() { return 0; }
+};
+
+// With u = 0 the last cumulative offspring must still be N: (N W) / W can round below N, which
+// lost a particle before r^i was computed as N (W^i / W).
+TEST(Regression, CombsReachNWithZeroUniform) {
+  const std::vector<double> w = {0.67544905689145973, 0, 0};
+  zero_urbg rng;
+  EXPECT_EQ(systematic_cumulative_offspring(std::span<const double>(w), rng).back(), 3u);
+  EXPECT_EQ(stratified_cumulative_offspring(std::span<const double>(w), rng).back(), 3u);
+}
+
+// Weights near the top of the double range: the reference functions refuse a sum that overflows,
+// and weights::from_linear scales them so that every scheme works.
+TEST(Regression, HugeLinearWeights) {
+  const std::vector<double> raw = {1e308, 1e308, 1e308, 1};
+  default_urbg rng(3);
+  EXPECT_THROW(multinomial_ancestors(std::span<const double>(raw), rng), invalid_input);
+  const auto w = weights::from_linear(raw);
+  for (const scheme s : all_schemes) {
+    std::size_t picked_tiny = 0;
+    for (int d = 0; d < 50; ++d) {
+      for (const auto j : ancestors(s, w, rng)) picked_tiny += j == 3;
+    }
+    EXPECT_EQ(picked_tiny, 0u) << name(s);  // its probability is 1e-308 per draw
+  }
+}
+
+}  // namespace
+}  // namespace resample::reference

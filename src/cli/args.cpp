@@ -68,7 +68,8 @@ double args::real(std::string_view name, double fallback) const {
   const auto value = text(name);
   if (!value) return fallback;
   double out = 0;
-  const char* begin = value->data() + (value->starts_with('+') ? 1 : 0);
+  const bool plus = value->starts_with('+') && !value->substr(1).starts_with('-');
+  const char* begin = value->data() + (plus ? 1 : 0);
   const char* end = value->data() + value->size();
   const auto [ptr, ec] = std::from_chars(begin, end, out);
   if (ec != std::errc() || ptr != end || begin == end || !std::isfinite(out)) {

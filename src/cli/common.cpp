@@ -1,5 +1,6 @@
 #include "common.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -22,9 +23,27 @@ void check_backend(const args& a) {
   }
 }
 
-reference::weights read_weights(const args& a) {
+reference::weights read_weights(const args& a, reference::options& opt) {
   const std::vector<double> values = parse_numbers(read_all(a.text("input")));
-  return a.has("log") ? reference::weights::from_log(values) : reference::weights::from_linear(values);
+  if (a.has("log")) {
+    reference::weights w = reference::weights::from_log(values);
+    if (opt.rejection_log_bound) reference::validate_rejection_bound(w.log, *opt.rejection_log_bound);
+    return w;
+  }
+  reference::weights w = reference::weights::from_linear(values);
+  if (a.has("bound")) {  // a linear bound, checked and reported in the input's scale
+    const double bound = a.real("bound", 0.0);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (values[i] > bound) {
+        throw invalid_input("rejection bound " + detail::format_value(bound) + " is below the weight " +
+                                detail::format_value(values[i]) + " at index " + std::to_string(i),
+                            i);
+      }
+    }
+    // from_linear divided the weights by their maximum; the bound follows.
+    opt.rejection_log_bound = std::log(bound / *std::max_element(values.begin(), values.end()));
+  }
+  return w;
 }
 
 reference::options read_options(const args& a) {
@@ -41,10 +60,9 @@ reference::options read_options(const args& a) {
     const double bound = a.real("bound", 0.0);
     if (a.has("log")) {
       opt.rejection_log_bound = bound;
-    } else {
-      if (!(bound > 0.0)) throw usage_error("--bound must be a positive weight");
-      opt.rejection_log_bound = std::log(bound);
-    }
+    } else if (!(bound > 0.0)) {
+      throw usage_error("--bound must be a positive weight");
+    }  // a linear bound is applied by read_weights, which knows the weights' scale
   }
   return opt;
 }
@@ -60,7 +78,8 @@ void append_line(std::string& out, std::span<const std::size_t> values) {
 }
 
 void flush_stdout(std::string& out) {
-  if (!out.empty() && std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {
+  const bool written = out.empty() || std::fwrite(out.data(), 1, out.size(), stdout) == out.size();
+  if (!written || std::fflush(stdout) != 0) {
     throw std::runtime_error("cannot write to standard output");
   }
   out.clear();

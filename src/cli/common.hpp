@@ -34,10 +34,11 @@ inline constexpr flag_spec bound_flag{"bound", "W", "rejection: upper bound on t
 /// Throws unless --backend names a backend this build has (only `cpu` so far).
 void check_backend(const args& a);
 
-/// Weights from --input FILE (or stdin), linear or, with --log, log-weights; validated.
-reference::weights read_weights(const args& a);
+/// Weights from --input FILE (or stdin), linear or, with --log, log-weights; validated, and with
+/// the rejection bound of opt checked against them (and, for linear input, set from --bound).
+reference::weights read_weights(const args& a, reference::options& opt);
 
-/// --eps, --steps and --bound (a weight, or a log-weight with --log) as scheme options.
+/// --eps, --steps and --bound (with --log; a linear --bound is set by read_weights).
 reference::options read_options(const args& a);
 
 /// Appends "v0 v1 ... v{n-1}\n" to `out`.

@@ -107,13 +107,13 @@ int run_compare(const args& a) {
   const std::uint64_t reps = a.unsigned_integer("reps", 1000);
   if (reps < 2) throw usage_error("--reps must be at least 2 for compare");
   const std::uint64_t seed = a.unsigned_integer("seed", 0);
-  const reference::options opt = read_options(a);
+  reference::options opt = read_options(a);
 
   reference::weights w;
   std::string title;
   if (a.has("input") || a.has("log")) {
     if (a.has("n") || a.has("y")) throw usage_error("--n and --y generate weights; drop them with --input");
-    w = read_weights(a);
+    w = read_weights(a, opt);
     title = "weights from " + a.text("input").value_or("standard input") + ", N = " + std::to_string(w.size());
   } else {
     const std::uint64_t n = a.unsigned_integer("n", 4096);
@@ -155,7 +155,7 @@ int run_compare(const args& a) {
     csv << format_csv(rows, w.size(), reps, seed);
     if (!csv.flush()) throw std::runtime_error("cannot write the CSV file");
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  flush_stdout(out);
   return 0;
 }
 

@@ -22,9 +22,8 @@ int run_draws(const args& a, bool offspring) {
   }
   const std::uint64_t reps = a.unsigned_integer("reps", 1);
   if (reps == 0) throw usage_error("--reps must be at least 1");
-  const reference::options opt = read_options(a);
-  const reference::weights w = read_weights(a);
-  if (opt.rejection_log_bound) reference::validate_rejection_bound(w.log, *opt.rejection_log_bound);
+  reference::options opt = read_options(a);
+  const reference::weights w = read_weights(a, opt);
   if (*s == reference::scheme::metropolis) (void)reference::metropolis_steps_for(w, opt);
 
   // Every check is done: from here on nothing fails but the write itself.

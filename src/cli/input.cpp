@@ -61,7 +61,9 @@ std::vector<double> parse_numbers(const std::string& text) {
   std::vector<double> out;
   for_each_token(text, [&](std::string_view token, std::size_t line) {
     double value = 0;
-    const char* begin = token.data() + (token.starts_with('+') ? 1 : 0);
+    // from_chars takes no '+'; strip one, but not from "+-1".
+    const bool plus = token.starts_with('+') && !token.substr(1).starts_with('-');
+    const char* begin = token.data() + (plus ? 1 : 0);
     const char* end = token.data() + token.size();
     const auto [ptr, ec] = std::from_chars(begin, end, value);
     // Out-of-range magnitudes (1e999) come back as result_out_of_range: they are +-inf or 0 in

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   const std::string_view name = all[1];
   if (name == "--help" || name == "-h" || name == "help") {
     print_usage(stdout);
-    return 0;
+    return std::fflush(stdout) == 0 ? 0 : 2;
   }
   try {
     for (const auto* c : commands) {
@@ -44,7 +44,11 @@ int main(int argc, char** argv) {
       const auto rest = all.subspan(2);
       for (const char* word : rest) {
         if (std::string_view(word) == "--help" || std::string_view(word) == "-h") {
-          std::cout << resample::cli::help_text(c->name, c->synopsis, c->about, c->flags);
+          std::cout << resample::cli::help_text(c->name, c->synopsis, c->about, c->flags) << std::flush;
+          if (!std::cout) {
+            std::cerr << "resample: error: cannot write to standard output\n";
+            return 2;
+          }
           return 0;
         }
       }

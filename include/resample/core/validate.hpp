@@ -22,9 +22,9 @@ std::string format_value(T x) {
 }
 }  // namespace detail
 
-/// Linear weights: N >= 1, each finite and >= 0 (-0.0 counts as zero), at least one > 0.
+/// Linear weights, one by one: N >= 1, each finite and >= 0 (-0.0 counts as zero), at least one > 0.
 template <class T>
-void validate_weights(std::span<const T> w) {
+void validate_weight_values(std::span<const T> w) {
   if (w.empty()) throw invalid_input("no weights: N = 0");
   bool any_positive = false;
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -44,22 +44,44 @@ void validate_weights(std::span<const T> w) {
   if (!any_positive) throw invalid_input("all weights are zero");
 }
 
+/// Linear weights for an algorithm that sums them: validate_weight_values, and N times their sum
+/// must be finite (scale huge weights down, or give log-weights).
+template <class T>
+void validate_weights(std::span<const T> w) {
+  validate_weight_values(w);
+  T total = 0;
+  for (const T x : w) total += x;
+  if (!std::isfinite(total * static_cast<T>(w.size()))) {
+    throw invalid_input("N times the sum of the weights overflows; scale the weights down (or give log-weights)");
+  }
+}
+
+/// Whether a log-weight is legal: not NaN and not +inf (-inf is a zero weight).
+template <class T>
+bool is_valid_log_weight(T x) {
+  return !std::isnan(x) && !(std::isinf(x) && x > 0);
+}
+
+/// Throws the error for the illegal log-weight x found at index i.
+template <class T>
+[[noreturn]] void throw_bad_log_weight(T x, std::size_t i) {
+  throw invalid_input("log-weight at index " + std::to_string(i) + " is " + (std::isnan(x) ? "NaN" : "+inf"), i);
+}
+
+[[noreturn]] inline void throw_all_log_weights_zero() {
+  throw invalid_input("all log-weights are -inf (every weight is zero)");
+}
+
 /// Log-weights: N >= 1, none NaN or +inf, at least one > -inf. -inf is a legal zero weight.
 template <class T>
 void validate_log_weights(std::span<const T> lw) {
   if (lw.empty()) throw invalid_input("no weights: N = 0");
   bool any_finite = false;
   for (std::size_t i = 0; i < lw.size(); ++i) {
-    const T x = lw[i];
-    if (std::isnan(x)) {
-      throw invalid_input("log-weight at index " + std::to_string(i) + " is NaN", i);
-    }
-    if (std::isinf(x) && x > 0) {
-      throw invalid_input("log-weight at index " + std::to_string(i) + " is +inf", i);
-    }
-    any_finite = any_finite || !std::isinf(x);
+    if (!is_valid_log_weight(lw[i])) throw_bad_log_weight(lw[i], i);
+    any_finite = any_finite || !std::isinf(lw[i]);
   }
-  if (!any_finite) throw invalid_input("all log-weights are -inf (every weight is zero)");
+  if (!any_finite) throw_all_log_weights_zero();
 }
 
 }  // namespace resample
