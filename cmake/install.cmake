@@ -6,7 +6,7 @@ include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/resample DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY cpu_reference DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/resample)
-install(TARGETS resample_core resample_reference EXPORT resampleTargets)
+install(TARGETS resample_core resample_cpu resample_reference EXPORT resampleTargets)
 if(TARGET resample)
   install(TARGETS resample RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

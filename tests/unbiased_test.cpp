@@ -23,6 +23,7 @@
 #include "cpu_reference/schemes.hpp"
 #include "resample/core/offspring_metrics.hpp"
 #include "support/stats.hpp"
+#include "support/unbiasedness.hpp"
 #include "support/test_weights.hpp"
 
 namespace resample::reference {
@@ -30,42 +31,12 @@ namespace {
 
 constexpr std::size_t n_particles = 128;
 constexpr std::size_t n_draws = 10000;
-constexpr double family_alpha = 1e-3;
-
-struct z_summary {
-  double max_abs_z = 0;
-  std::size_t worst = 0;
-  std::size_t tested = 0;
-  double threshold = 0;
-};
 
 offspring_metrics run_draws(scheme s, const weights& w, unsigned seed, const options& opt = {}) {
   default_urbg rng(seed);
   offspring_metrics m(expected_offspring(w.linear));
   for (std::size_t r = 0; r < n_draws; ++r) m.add(ancestors_to_offspring(ancestors(s, w, rng, opt)));
   return m;
-}
-
-z_summary z_scores(const offspring_metrics& m) {
-  const double n = static_cast<double>(m.size());
-  const double reps = static_cast<double>(m.reps());
-  z_summary out;
-  std::vector<double> z;
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    const double e = m.expected(i);
-    if (e * reps < 20.0) continue;
-    const double p = e / n;
-    EXPECT_LE(p, 0.5) << "the variance bound for systematic needs p_i <= 1/2";
-    const double se = std::sqrt(n * p * (1.0 - p) / reps);
-    const double zi = (m.mean(i) - e) / se;
-    if (std::abs(zi) > out.max_abs_z) {
-      out.max_abs_z = std::abs(zi);
-      out.worst = i;
-    }
-    ++out.tested;
-  }
-  out.threshold = test::bonferroni_z(family_alpha, out.tested);
-  return out;
 }
 
 struct unbiased_case {
@@ -89,7 +60,7 @@ TEST_P(UnbiasedTest, MeanOffspringMatchesNwOverW) {
   for (const auto& [set_name, w] : test::statistical_sets(n_particles, 1000)) {
     if (set_name != weights_name) continue;
     const auto m = run_draws(s, w, 2024);
-    const auto z = z_scores(m);
+    const auto z = test::z_scores(m);
     ASSERT_GE(z.tested, n_particles / 3) << "too few particles tested to mean anything";
     EXPECT_LT(z.max_abs_z, z.threshold)
         << name(s) << " on " << set_name << ": particle " << z.worst << " has mean offspring "
@@ -110,7 +81,7 @@ TEST(UnbiasedCheck, RejectsMetropolisWithOneStep) {
   const auto w = test::paper(n_particles, 2.0, 1001);
   options opt;
   opt.metropolis_steps = 1;
-  const auto z = z_scores(run_draws(scheme::metropolis, w, 2024, opt));
+  const auto z = test::z_scores(run_draws(scheme::metropolis, w, 2024, opt));
   EXPECT_GT(z.max_abs_z, 3.0 * z.threshold);
 }
 

@@ -1,0 +1,46 @@
+// Host/device annotations: the core headers compile as plain C++ and, under nvcc, as CUDA code
+// callable from kernels (like Random123's R123_CUDA_DEVICE).
+#pragma once
+
+#if defined(__CUDACC__)
+#define RESAMPLE_HOST_DEVICE __host__ __device__
+#else
+#define RESAMPLE_HOST_DEVICE
+#endif
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace resample::detail {
+
+/// a * b + c with one rounding, on host and device alike.
+RESAMPLE_HOST_DEVICE inline double fused(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+RESAMPLE_HOST_DEVICE inline std::uint64_t bits_of(double x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+
+RESAMPLE_HOST_DEVICE inline double double_of(std::uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(b));
+#else
+  double x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+#endif
+}
+
+}  // namespace resample::detail

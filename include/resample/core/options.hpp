@@ -1,0 +1,42 @@
+// The schemes of the production backends and the options of a resampling call.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace resample {
+
+enum class scheme { multinomial, stratified, systematic, metropolis, megopolis, rejection };
+
+inline constexpr std::array production_schemes = {scheme::multinomial, scheme::stratified, scheme::systematic,
+                                                  scheme::metropolis,  scheme::megopolis,  scheme::rejection};
+
+constexpr std::string_view name(scheme s) {
+  switch (s) {
+    case scheme::multinomial: return "multinomial";
+    case scheme::stratified: return "stratified";
+    case scheme::systematic: return "systematic";
+    case scheme::metropolis: return "metropolis";
+    case scheme::megopolis: return "megopolis";
+    case scheme::rejection: return "rejection";
+  }
+  return "?";
+}
+
+/// How the CDF of the weights is formed (DESIGN §3). `exact` (the default) is the fixed-point,
+/// order-independent CDF that every backend reproduces bit for bit; `float32` and `float64` are the
+/// floating-point prefix sums of the paper and the peers, kept to show their bias. Their results
+/// depend on the order of summation, hence on the backend and the thread count.
+enum class precision { exact, float32, float64 };
+
+struct options {
+  precision cdf = precision::exact;              ///< multinomial, stratified, systematic
+  double metropolis_eps = 0.01;                  ///< Metropolis and Megopolis: B from the eps rule ...
+  std::optional<std::uint64_t> metropolis_steps; ///< ... unless B is given
+  std::optional<double> rejection_log_bound;     ///< ln of an upper bound on the weights; default: max
+};
+
+}  // namespace resample

@@ -1,0 +1,141 @@
+// The CPU backends' entry points: resampling as a pure function of (scheme, log-weights, key, step).
+//
+//   resample::cpu::serial ex;          // or resample::cpu::parallel ex(16);
+//   resample::cpu::ancestors(ex, resample::scheme::systematic, log_w, {seed, stream}, step, a);
+//
+// Templated on the log-weight type T (float, double) and the index type (int32_t, int64_t). With
+// the exact CDF (the default) `serial` and `parallel` give the same bits for every scheme, size and
+// thread count, and so will the CUDA and PTX backends. Errors are resample::invalid_input, thrown
+// before anything is written.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "resample/core/options.hpp"
+#include "resample/cpu/executor.hpp"
+#include "resample/cpu/float_cdf.hpp"
+#include "resample/cpu/megopolis.hpp"
+#include "resample/cpu/metropolis.hpp"
+#include "resample/cpu/multinomial.hpp"
+#include "resample/cpu/rejection.hpp"
+#include "resample/cpu/stratified.hpp"
+#include "resample/cpu/systematic.hpp"
+
+namespace resample::cpu {
+
+/// One draw of N ancestors a^j (0-based) into `a` (size N).
+template <class Exec, class T, class Index>
+void ancestors(const Exec& ex, scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a,
+               const options& opt = {}) {
+  const bool cdf_scheme = s == scheme::multinomial || s == scheme::stratified || s == scheme::systematic;
+  if (cdf_scheme && opt.cdf == precision::float32) return float_cdf_ancestors<float>(ex, s, lw, k, step, a);
+  if (cdf_scheme && opt.cdf == precision::float64) return float_cdf_ancestors<double>(ex, s, lw, k, step, a);
+  switch (s) {
+    case scheme::multinomial: return multinomial_ancestors(ex, lw, k, step, a);
+    case scheme::stratified: return stratified_ancestors(ex, lw, k, step, a);
+    case scheme::systematic: return systematic_ancestors(ex, lw, k, step, a);
+    case scheme::metropolis: return metropolis_ancestors(ex, lw, k, step, a, opt);
+    case scheme::megopolis: return megopolis_ancestors(ex, lw, k, step, a, opt);
+    case scheme::rejection: return rejection_ancestors(ex, lw, k, step, a, opt);
+  }
+}
+
+/// Code 9: offspring counts o^i = #{j : a^j = i}. Counts are exact, so the parallel increments
+/// give the serial result.
+template <class Exec, class Index>
+void ancestors_to_offspring(const Exec& ex, std::span<const Index> a, std::span<Index> o) {
+  if (o.size() != a.size()) throw invalid_input("offspring output has the wrong size");
+  validate_ancestors(a);
+  std::fill(o.begin(), o.end(), Index{0});
+  ex.for_blocks(a.size(), [&](std::size_t begin, std::size_t end, std::size_t) {
+    for (std::size_t j = begin; j < end; ++j) std::atomic_ref<Index>(o[static_cast<std::size_t>(a[j])]).fetch_add(1, std::memory_order_relaxed);
+  });
+}
+
+/// Code 7 with the library's deterministic semantics: PREPERMUTE's atomic minimum claims run in
+/// parallel (the minimum does not depend on order); the chase runs in index order, as in
+/// cpu_reference/permute_parallel.hpp, so every backend returns the same permutation.
+template <class Exec, class Index>
+void permute(const Exec& ex, std::span<const Index> a, std::span<Index> c) {
+  const std::size_t n = a.size();
+  if (c.size() != n) throw invalid_input("permute output has the wrong size");
+  validate_ancestors(a);
+  std::vector<Index> d(n, static_cast<Index>(n));
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::atomic_ref<Index> slot(d[static_cast<std::size_t>(a[i])]);
+      Index seen = slot.load(std::memory_order_relaxed);
+      while (static_cast<Index>(i) < seen && !slot.compare_exchange_weak(seen, static_cast<Index>(i))) {
+      }
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) {
+    auto x = static_cast<std::size_t>(d[static_cast<std::size_t>(a[i])]);
+    if (x != i) {
+      x = i;
+      while (static_cast<std::size_t>(d[x]) < n) x = static_cast<std::size_t>(d[x]);
+      d[x] = static_cast<Index>(i);
+    }
+  }
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+    for (std::size_t i = begin; i < end; ++i) c[i] = a[static_cast<std::size_t>(d[i])];
+  });
+}
+
+/// log sum_i exp(lw_i), from the exact sum: max + ln(Q 2^-F). The same bits on every backend.
+template <class Exec, class T>
+double log_sum_exp(const Exec& ex, std::span<const T> lw) {
+  if (lw.empty()) throw invalid_input("no weights: N = 0");
+  const auto s = summarise(ex, lw);
+  return static_cast<double>(s.max_log_w) + (deterministic_log(to_double(s.total)) - s.fraction * 0.6931471805599453);
+}
+
+/// Effective sample size (sum w)^2 / sum w^2, with both sums exact in fixed point (w^2 is the
+/// correctly rounded square of w, quantised like w), so the same bits on every backend.
+template <class Exec, class T>
+double effective_sample_size(const Exec& ex, std::span<const T> lw) {
+  if (lw.empty()) throw invalid_input("no weights: N = 0");
+  const auto s = summarise(ex, lw);
+  std::vector<u128> block_sum(ex.blocks(lw.size()), 0);
+  ex.for_blocks(lw.size(), [&](std::size_t begin, std::size_t end, std::size_t b) {
+    u128 sum = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const double w = deterministic_exp(static_cast<double>(lw[i]) - static_cast<double>(s.max_log_w));
+      sum += quantise(w * w, s.fraction);
+    }
+    block_sum[b] = sum;
+  });
+  u128 squares = 0;
+  for (const u128 x : block_sum) squares += x;
+  const double sum_w = to_double(s.total);
+  return sum_w / to_double(squares) * sum_w;
+}
+
+/// Many independent systems in one call: system b has the log-weights lw[offsets[b] .. offsets[b+1])
+/// and gets the ancestors (local to the system, 0-based) at the same positions of `a`; it is
+/// resampled exactly as a call of its own with key {k.seed, k.stream + b}. Systems run in parallel
+/// on a parallel executor, each one serially.
+template <class Exec, class T, class Index>
+void ancestors_batched(const Exec& ex, scheme s, std::span<const T> lw, std::span<const std::size_t> offsets, key k,
+                       std::uint32_t step, std::span<Index> a, const options& opt = {}) {
+  if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != lw.size() || a.size() != lw.size()) {
+    throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
+  }
+  for (std::size_t b = 0; b + 1 < offsets.size(); ++b) {
+    if (offsets[b + 1] <= offsets[b]) {
+      throw invalid_input("system " + std::to_string(b) + " of the batch is empty (offsets must increase)", b);
+    }
+  }
+  const serial one;
+  ex.for_tasks(offsets.size() - 1, [&](std::size_t b) {
+    const std::size_t begin = offsets[b];
+    const std::size_t size = offsets[b + 1] - begin;
+    ancestors(one, s, lw.subspan(begin, size), key{k.seed, k.stream + static_cast<std::uint32_t>(b)}, step,
+              a.subspan(begin, size), opt);
+  });
+}
+
+}  // namespace resample::cpu

@@ -1,0 +1,81 @@
+// The first pass of every CPU resampler: validate the log-weights, find their maximum, and sum the
+// quantised weights q_i of the exact CDF per block, giving each block its offset C_{begin - 1}.
+// Block results are combined in block order (max and 128-bit sums are exact), so the summary is
+// the same for any partition.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "resample/core/exact_cdf.hpp"
+#include "resample/core/validate.hpp"
+
+namespace resample::cpu {
+
+template <class T>
+struct weight_summary {
+  T max_log_w;
+  int fraction;                    ///< F of the exact CDF
+  u128 total;                      ///< Q = sum q_i
+  std::vector<u128> block_offset;  ///< C before each block's first element
+};
+
+/// Throws invalid_input unless 1 <= N <= the largest size both the exact CDF and Index can address.
+template <class Index>
+void check_size(std::size_t n, std::size_t out_size) {
+  if (n == 0) throw invalid_input("no weights: N = 0");
+  if (out_size != n) {
+    throw invalid_input("output has " + std::to_string(out_size) + " entries for N = " + std::to_string(n) + " weights");
+  }
+  const auto largest_index = static_cast<std::uint64_t>(std::numeric_limits<Index>::max());
+  if (n - 1 > largest_index) {
+    throw invalid_input("N = " + std::to_string(n) + " is beyond the index type (largest index " +
+                        std::to_string(largest_index) + ")");
+  }
+  if (n > exact_cdf_max_size) {
+    throw invalid_input("N = " + std::to_string(n) + " is beyond the exact CDF (at most 2^32 - 1 particles)");
+  }
+}
+
+template <class Exec, class T>
+weight_summary<T> summarise(const Exec& ex, std::span<const T> lw) {
+  const std::size_t n = lw.size();
+  const std::size_t p = ex.blocks(n);
+  constexpr T minus_inf = -std::numeric_limits<T>::infinity();
+  std::vector<T> block_max(p, minus_inf);
+  std::vector<std::size_t> first_bad(p, n);
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
+    T m = minus_inf;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (!is_valid_log_weight(lw[i])) {
+        first_bad[b] = i;
+        return;
+      }
+      m = std::max(m, lw[i]);
+    }
+    block_max[b] = m;
+  });
+  const std::size_t bad = *std::min_element(first_bad.begin(), first_bad.end());
+  if (bad < n) throw_bad_log_weight(lw[bad], bad);
+  weight_summary<T> s{*std::max_element(block_max.begin(), block_max.end()), fraction_bits(n), 0, std::vector<u128>(p)};
+  if (s.max_log_w == minus_inf) throw_all_log_weights_zero();
+
+  std::vector<u128> block_sum(p, 0);
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
+    u128 sum = 0;
+    for (std::size_t i = begin; i < end; ++i) sum += quantised_weight(lw[i], s.max_log_w, s.fraction);
+    block_sum[b] = sum;
+  });
+  for (std::size_t b = 0; b < p; ++b) {
+    s.block_offset[b] = s.total;
+    s.total += block_sum[b];
+  }
+  return s;
+}
+
+}  // namespace resample::cpu

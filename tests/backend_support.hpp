@@ -1,0 +1,39 @@
+// The production CPU backends as test parameters: each property is written once and instantiated
+// for `serial` and for `parallel` with several thread counts (Ginkgo's "EqualsReference" style).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "resample/cpu/resample.hpp"
+
+namespace resample::test {
+
+/// A backend by name: "serial", or "parallel-T" with T threads and blocks as small as 64 particles
+/// so that even small N is split.
+struct backend {
+  std::string name;
+  unsigned threads = 0;  // 0: serial
+
+  template <class T, class Index>
+  void ancestors(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a,
+                 const options& opt = {}) const {
+    if (threads == 0) {
+      cpu::ancestors(cpu::serial{}, s, lw, k, step, a, opt);
+    } else {
+      const cpu::parallel ex(threads, 64);
+      cpu::ancestors(ex, s, lw, k, step, a, opt);
+    }
+  }
+};
+
+inline std::vector<backend> all_backends() {
+  return {{"serial", 0}, {"parallel_1", 1}, {"parallel_2", 2}, {"parallel_3", 3}, {"parallel_7", 7}, {"parallel_16", 16}};
+}
+
+inline std::string scheme_id(scheme s) { return std::string(name(s)); }
+
+}  // namespace resample::test

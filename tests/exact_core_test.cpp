@@ -1,0 +1,164 @@
+// The exact CDF and the production CPU schemes built on it: quantisation, structural properties
+// checked in exact integer arithmetic, unbiasedness by z-scores, and the float CDF's bias at
+// N = 2^22 that the exact CDF does not have.
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backend_support.hpp"
+#include "cpu_reference/ancestors_to_offspring.hpp"
+#include "cpu_reference/paper_weights.hpp"
+#include "support/test_weights.hpp"
+#include "support/unbiasedness.hpp"
+
+namespace resample {
+namespace {
+
+TEST(ExactCdf, FractionBitsKeepTheSumBelow2To128) {
+  EXPECT_EQ(fraction_bits(1), 96);
+  EXPECT_EQ(fraction_bits(std::uint64_t{1} << 30), 96);
+  EXPECT_EQ(fraction_bits(0xFFFFFFFFull), 96);
+  for (int bits = 1; bits < 64; ++bits) {
+    const std::uint64_t n = (std::uint64_t{1} << bits) - 1;  // the largest N of this width
+    EXPECT_LE(fraction_bits(n) + bits, 128) << "N = 2^" << bits << " - 1";
+  }
+}
+
+TEST(ExactCdf, QuantiseIsExactFloor) {
+  EXPECT_EQ(quantise(1.0, 96), static_cast<u128>(1) << 96);
+  EXPECT_EQ(quantise(0.5, 96), static_cast<u128>(1) << 95);
+  EXPECT_EQ(quantise(0.0, 96), 0u);
+  EXPECT_EQ(quantise(std::ldexp(1.0, -96), 96), 1u);
+  EXPECT_EQ(quantise(std::ldexp(1.0, -97), 96), 0u);
+  EXPECT_EQ(quantise(std::numeric_limits<double>::denorm_min(), 96), 0u);
+  const double w = 0.1;  // 0x3FB999999999999A = 0x1999999999999A * 2^-56
+  EXPECT_EQ(quantise(w, 96), static_cast<u128>(0x1999999999999AULL) << 40);
+  EXPECT_EQ(quantise(w, 40), static_cast<u128>(0x1999999999999AULL >> 16));
+  EXPECT_EQ(quantised_weight(-std::numeric_limits<double>::infinity(), 0.0, 96), 0u);
+  EXPECT_EQ(quantised_weight(3.5f, 3.5f, 90), static_cast<u128>(1) << 90);
+}
+
+/// e_i = N q_i / Q as floor and "has a remainder", exactly in 128 bits (N q_i < 2^128).
+struct exact_expectation {
+  std::vector<std::uint64_t> floor;
+  std::vector<bool> fractional;
+};
+
+exact_expectation exact_expected_offspring(std::span<const double> lw) {
+  const auto s = cpu::summarise(cpu::serial{}, lw);
+  exact_expectation e;
+  for (const double x : lw) {
+    const u128 nq = static_cast<u128>(lw.size()) * quantised_weight(x, s.max_log_w, s.fraction);
+    e.floor.push_back(static_cast<std::uint64_t>(nq / s.total));
+    e.fractional.push_back(nq % s.total != 0);
+  }
+  return e;
+}
+
+class ExactSchemeTest : public testing::TestWithParam<std::size_t> {};
+
+TEST_P(ExactSchemeTest, StructureInExactArithmetic) {
+  const std::size_t n = GetParam();
+  for (const auto& [set_name, w] : test::statistical_sets(n, 77)) {
+    const std::span<const double> lw(w.log);
+    const auto e = exact_expected_offspring(lw);
+    for (const scheme s : production_schemes) {
+      for (std::uint32_t step = 0; step < 3; ++step) {
+        std::vector<std::size_t> a(n);
+        cpu::ancestors(cpu::serial{}, s, lw, key{5, 6}, step, std::span<std::size_t>(a));
+        for (const auto j : a) ASSERT_GT(w.linear.at(j), 0.0) << test::scheme_id(s) << " chose a zero weight";
+        const auto o = reference::ancestors_to_offspring(a);
+        ASSERT_EQ(std::accumulate(o.begin(), o.end(), std::size_t{0}), n);
+        for (std::size_t i = 0; i < n; ++i) {
+          if (s == scheme::systematic) {  // floor or ceil of N q_i / Q, exactly
+            ASSERT_TRUE(o[i] == e.floor[i] || (e.fractional[i] && o[i] == e.floor[i] + 1))
+                << set_name << " i = " << i << ": o = " << o[i] << ", floor(e) = " << e.floor[i];
+          }
+          if (s == scheme::stratified) {  // |o - e| < 2
+            ASSERT_LE(o[i], e.floor[i] + 2);
+            ASSERT_GE(o[i] + 2, e.floor[i] + (e.fractional[i] ? 1 : 0));
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ExactSchemeTest, testing::ValuesIn(test::nonzero_sizes));
+
+class ExactUnbiasedTest : public testing::TestWithParam<scheme> {};
+
+// Each draw uses a new step of the same key: draws at different steps are independent.
+TEST_P(ExactUnbiasedTest, MeanOffspringMatchesNwOverW) {
+  constexpr std::size_t n = 128;
+  constexpr std::uint32_t draws = 10000;
+  for (const auto& [set_name, w] : test::statistical_sets(n, 1000)) {
+    offspring_metrics m(expected_offspring(w.linear));
+    std::vector<std::size_t> a(n);
+    for (std::uint32_t step = 0; step < draws; ++step) {
+      cpu::ancestors(cpu::serial{}, GetParam(), std::span<const double>(w.log), key{2024, 0}, step, std::span<std::size_t>(a));
+      m.add(reference::ancestors_to_offspring(a));
+    }
+    const auto z = test::z_scores(m);
+    EXPECT_LT(z.max_abs_z, z.threshold) << test::scheme_id(GetParam()) << " on " << set_name << ": particle " << z.worst
+                                        << " mean " << m.mean(z.worst) << " against " << m.expected(z.worst);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, ExactUnbiasedTest,
+                         testing::Values(scheme::multinomial, scheme::stratified, scheme::systematic, scheme::rejection),
+                         [](const testing::TestParamInfo<scheme>& p) { return test::scheme_id(p.param); });
+
+// Megopolis is biased for finite B like Metropolis; with B = 1 the same check rejects it.
+TEST(ExactUnbiased, CheckRejectsMegopolisWithOneStep) {
+  const auto w = test::paper(128, 2.0, 1001);
+  offspring_metrics m(expected_offspring(w.linear));
+  options opt;
+  opt.metropolis_steps = 1;
+  std::vector<std::size_t> a(128);
+  for (std::uint32_t step = 0; step < 10000; ++step) {
+    cpu::ancestors(cpu::serial{}, scheme::megopolis, std::span<const double>(w.log), key{1, 0}, step, std::span<std::size_t>(a), opt);
+    m.add(reference::ancestors_to_offspring(a));
+  }
+  const auto z = test::z_scores(m);
+  EXPECT_GT(z.max_abs_z, 3.0 * z.threshold);
+}
+
+// At N = 2^22 the float32 prefix sum of the paper's weights drifts: the cumulative offspring it
+// targets, r_i = N W_i / W, are off from the exact N C_i / Q by many particles, which is a bias in
+// E[O^i] (E over u of floor(r_i + u) is r_i). The exact CDF's r_i are exact by construction, and
+// its draws always lie within one of them.
+TEST(FloatPolicy, BiasAtFourMillionParticles) {
+  constexpr std::size_t n = std::size_t{1} << 22;
+  reference::default_urbg rng(4);
+  const auto lw = reference::paper_log_weights(n, 2.0, rng);
+  const std::span<const double> view(lw);
+  const auto s = cpu::summarise(cpu::serial{}, view);
+  const auto W = cpu::float_prefix_sums<float>(cpu::serial{}, view, s.max_log_w);
+  u128 C = 0;
+  double worst_float = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    C += quantised_weight(lw[i], s.max_log_w, s.fraction);
+    const double exact_r = static_cast<double>(n) * (to_double(C) / to_double(s.total));
+    const double float_r = static_cast<double>(n) * (static_cast<double>(W[i]) / static_cast<double>(W[n - 1]));
+    worst_float = std::max(worst_float, std::abs(float_r - exact_r));
+  }
+  EXPECT_GT(worst_float, 10.0) << "float32 CDF: largest |E[O^i] - N C_i / Q| = " << worst_float;
+  RecordProperty("float32_max_cumulative_bias", std::to_string(worst_float));
+
+  std::vector<std::int32_t> a(n);
+  cpu::ancestors(cpu::serial{}, scheme::systematic, view, key{1, 2}, 3, std::span<std::int32_t>(a));
+  std::vector<std::int32_t> o(n);
+  cpu::ancestors_to_offspring(cpu::serial{}, std::span<const std::int32_t>(a), std::span<std::int32_t>(o));
+  const auto e = exact_expected_offspring(view);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(static_cast<std::uint64_t>(o[i]) == e.floor[i] ||
+                (e.fractional[i] && static_cast<std::uint64_t>(o[i]) == e.floor[i] + 1));
+  }
+}
+
+}  // namespace
+}  // namespace resample

@@ -1,0 +1,109 @@
+// The central contract (DESIGN §3): for the same log-weights, key and step, every backend returns
+// the same ancestors bit for bit. Here `serial` against `parallel` with 1, 2, 3, 7 and 16 threads,
+// for every scheme, for float and double log-weights, int32 and int64 indices, and sizes from 1 to
+// 2^22, many of them no multiple of anything.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backend_support.hpp"
+#include "cpu_reference/paper_weights.hpp"
+
+namespace resample {
+namespace {
+
+constexpr std::size_t parity_sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 1000, 4095, 4096, 4097, 65537, 100003};
+
+template <class T>
+std::vector<T> log_weights(std::size_t n, double y, unsigned seed, bool with_zeros) {
+  reference::default_urbg rng(seed);
+  const auto lw = reference::paper_log_weights(n, y, rng);
+  std::vector<T> out(lw.begin(), lw.end());
+  if (with_zeros) {
+    for (std::size_t i = 0; i < n; i += 3) out[i] = -std::numeric_limits<T>::infinity();
+    out[n / 2] = 0;  // at least one positive weight
+  }
+  return out;
+}
+
+template <class T, class Index>
+void expect_parity(scheme s, std::size_t n, bool with_zeros, const std::vector<test::backend>& backends = test::all_backends(),
+                   const options& opt = {}) {
+  const auto lw = log_weights<T>(n, 2.0, static_cast<unsigned>(n), with_zeros);
+  const std::span<const T> view(lw);
+  std::vector<Index> expected(n);
+  backends[0].ancestors(s, view, key{7, 3}, 11, std::span<Index>(expected), opt);
+  for (std::size_t b = 1; b < backends.size(); ++b) {
+    std::vector<Index> got(n);
+    backends[b].ancestors(s, view, key{7, 3}, 11, std::span<Index>(got), opt);
+    ASSERT_EQ(got, expected) << test::scheme_id(s) << " N = " << n << " on " << backends[b].name;
+  }
+}
+
+class ParityTest : public testing::TestWithParam<scheme> {};
+
+TEST_P(ParityTest, DoubleInt32) {
+  for (const std::size_t n : parity_sizes) expect_parity<double, std::int32_t>(GetParam(), n, false);
+}
+TEST_P(ParityTest, FloatInt64) {
+  for (const std::size_t n : parity_sizes) expect_parity<float, std::int64_t>(GetParam(), n, false);
+}
+TEST_P(ParityTest, WithZeroWeights) {
+  for (const std::size_t n : parity_sizes) {
+    if (n >= 2) expect_parity<double, std::int64_t>(GetParam(), n, true);
+  }
+}
+// 2^22 particles on serial and 3 threads (B = 3 for the Metropolis types: parity does not depend on B).
+TEST_P(ParityTest, LargeN) {
+  options opt;
+  opt.metropolis_steps = 3;
+  expect_parity<float, std::int32_t>(GetParam(), std::size_t{1} << 22, false, {{"serial", 0}, {"parallel_3", 3}}, opt);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, ParityTest, testing::ValuesIn(production_schemes),
+                         [](const testing::TestParamInfo<scheme>& p) { return test::scheme_id(p.param); });
+
+TEST(Parity, OffspringPermuteLogSumExpEss) {
+  const auto lw = log_weights<double>(100003, 4.0, 5, true);
+  const std::span<const double> view(lw);
+  std::vector<std::int64_t> a(lw.size());
+  cpu::ancestors(cpu::serial{}, scheme::multinomial, view, key{1, 1}, 0, std::span<std::int64_t>(a));
+  const cpu::parallel par(7, 64);
+  std::vector<std::int64_t> o1(a.size()), o2(a.size()), c1(a.size()), c2(a.size());
+  cpu::ancestors_to_offspring(cpu::serial{}, std::span<const std::int64_t>(a), std::span<std::int64_t>(o1));
+  cpu::ancestors_to_offspring(par, std::span<const std::int64_t>(a), std::span<std::int64_t>(o2));
+  EXPECT_EQ(o1, o2);
+  cpu::permute(cpu::serial{}, std::span<const std::int64_t>(a), std::span<std::int64_t>(c1));
+  cpu::permute(par, std::span<const std::int64_t>(a), std::span<std::int64_t>(c2));
+  EXPECT_EQ(c1, c2);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (o1[i] > 0) {
+      ASSERT_EQ(c1[i], static_cast<std::int64_t>(i));
+    }
+  }
+  EXPECT_EQ(cpu::log_sum_exp(cpu::serial{}, view), cpu::log_sum_exp(par, view));
+  EXPECT_EQ(cpu::effective_sample_size(cpu::serial{}, view), cpu::effective_sample_size(par, view));
+}
+
+TEST(Parity, BatchedEqualsSeparateCalls) {
+  const auto lw = log_weights<double>(5000, 2.0, 9, false);
+  const std::vector<std::size_t> offsets = {0, 1, 1000, 1033, 4999, 5000};
+  std::vector<std::int32_t> batched(lw.size());
+  cpu::ancestors_batched(cpu::parallel(4, 64), scheme::systematic, std::span<const double>(lw), offsets, key{2, 10}, 5,
+                         std::span<std::int32_t>(batched));
+  for (std::size_t b = 0; b + 1 < offsets.size(); ++b) {
+    const std::size_t size = offsets[b + 1] - offsets[b];
+    std::vector<std::int32_t> alone(size);
+    cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw).subspan(offsets[b], size),
+                   key{2, 10 + static_cast<std::uint32_t>(b)}, 5, std::span<std::int32_t>(alone));
+    EXPECT_EQ(std::vector<std::int32_t>(batched.begin() + static_cast<std::ptrdiff_t>(offsets[b]),
+                                        batched.begin() + static_cast<std::ptrdiff_t>(offsets[b + 1])),
+              alone)
+        << "system " << b;
+  }
+}
+
+}  // namespace
+}  // namespace resample
