@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <thread>
 
 #include <boost/random/seed_seq.hpp>
 
@@ -16,11 +17,10 @@ boost::random::mt19937 make_urbg(std::uint64_t seed, stream s) {
   return boost::random::mt19937(seq);
 }
 
-void check_backend(const args& a) {
-  const std::string backend = a.text("backend").value_or("cpu");
-  if (backend != "cpu") {
-    throw usage_error("unknown backend '" + backend + "' (this build has: cpu)");
-  }
+unsigned read_threads(const args& a) {
+  const std::uint64_t t = a.unsigned_integer("threads", std::max(1u, std::thread::hardware_concurrency()));
+  if (t == 0 || t > 1024) throw usage_error("--threads must lie in 1..1024");
+  return static_cast<unsigned>(t);
 }
 
 reference::weights read_weights(const args& a, reference::options& opt) {

@@ -22,7 +22,8 @@ enum class stream : std::uint32_t { resampling = 1, weights = 2 };
 boost::random::mt19937 make_urbg(std::uint64_t seed, stream s);
 
 // Flags the resampling subcommands share.
-inline constexpr flag_spec backend_flag{"backend", "NAME", "cpu (the serial references; more backends arrive later)"};
+inline constexpr flag_spec backend_flag{"backend", "NAME", "reference (default: the paper's serial code), cpu (exact, serial) or cpu-parallel (exact, threads)"};
+inline constexpr flag_spec threads_flag{"threads", "T", "cpu-parallel: number of threads (default: all cores)"};
 inline constexpr flag_spec seed_flag{"seed", "S", "random seed, 0 to 2^64-1 (default 0)"};
 inline constexpr flag_spec input_flag{"input", "FILE", "read weights from FILE (default: standard input)"};
 inline constexpr flag_spec log_flag{"log", "", "the input holds log-weights (-inf is a zero weight)"};
@@ -31,12 +32,12 @@ inline constexpr flag_spec steps_flag{"steps", "B", "metropolis: use B steps ins
 inline constexpr flag_spec bound_flag{"bound", "W", "rejection: upper bound on the weights, in the input's scale (default: the maximum)"};
 
 
-/// Throws unless --backend names a backend this build has (only `cpu` so far).
-void check_backend(const args& a);
-
 /// Weights from --input FILE (or stdin), linear or, with --log, log-weights; validated, and with
 /// the rejection bound of opt checked against them (and, for linear input, set from --bound).
 reference::weights read_weights(const args& a, reference::options& opt);
+
+/// --threads (default: the number of cores; at least 1).
+unsigned read_threads(const args& a);
 
 /// --eps, --steps and --bound (with --log; a linear --bound is set by read_weights).
 reference::options read_options(const args& a);

@@ -12,6 +12,7 @@
 #include "cpu_reference/ancestors_to_offspring.hpp"
 #include "cpu_reference/paper_weights.hpp"
 #include "resample/core/offspring_metrics.hpp"
+#include "sampler.hpp"
 
 namespace resample::cli {
 namespace {
@@ -22,27 +23,31 @@ constexpr flag_spec compare_flags[] = {
     {"n", "N", "number of particles of the generated weights (default 4096)"},
     {"y", "Y", "generated weights w = phi(x + Y), x ~ N(0, 1), as in the paper (default 2)"},
     {"reps", "R", "draws per scheme, at least 2 (default 1000)"},
-    {"schemes", "LIST", "comma-separated schemes to compare (default: all)"},
+    {"schemes", "LIST", "comma-separated schemes to compare (default: all the backend has)"},
     {"csv", "FILE", "also write the table as CSV to FILE"},
-    input_flag, log_flag, seed_flag, backend_flag, eps_flag, steps_flag};
+    input_flag, log_flag, seed_flag, backend_flag, threads_flag, eps_flag, steps_flag};
 
 struct row {
-  reference::scheme s;
+  std::string scheme;
   double time_us;
   double bias2, var_trace, mse_per_n;
   std::size_t steps;  // Metropolis B, else 0
 };
 
-std::vector<reference::scheme> parse_scheme_list(const std::optional<std::string>& list) {
-  if (!list) return {reference::all_schemes.begin(), reference::all_schemes.end()};
-  std::vector<reference::scheme> out;
+/// The schemes named by --schemes, or every scheme the backend has.
+std::vector<scheme_choice> parse_scheme_list(const std::optional<std::string>& list, backend_kind backend) {
+  std::vector<scheme_choice> out;
+  if (!list) {
+    if (backend == backend_kind::reference) {
+      for (const auto s : reference::all_schemes) out.push_back(parse_scheme_on(std::string(reference::name(s)), backend));
+    } else {
+      for (const auto s : production_schemes) out.push_back(parse_scheme_on(std::string(name(s)), backend));
+    }
+    return out;
+  }
   std::stringstream in(*list);
   std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto s = reference::parse_scheme(item);
-    if (!s) throw usage_error("unknown scheme '" + item + "' (one of: " + reference::scheme_names() + ")");
-    out.push_back(*s);
-  }
+  while (std::getline(in, item, ',')) out.push_back(parse_scheme_on(item, backend));
   if (out.empty()) throw usage_error("--schemes names no scheme");
   return out;
 }
@@ -81,7 +86,7 @@ std::string format_table(const std::vector<row>& rows, const std::string& title)
   for (const row& r : rows) {
     const std::string steps = r.steps ? std::to_string(r.steps) : "-";
     std::snprintf(line, sizeof line, "%-20s %14.2f %12.4e %12.4e %12.4e %6s\n",
-                  std::string(reference::name(r.s)).c_str(), r.time_us, r.bias2, r.var_trace,
+                  r.scheme.c_str(), r.time_us, r.bias2, r.var_trace,
                   r.mse_per_n, steps.c_str());
     s << line;
   }
@@ -90,22 +95,24 @@ std::string format_table(const std::vector<row>& rows, const std::string& title)
 }
 
 std::string format_csv(const std::vector<row>& rows, std::size_t n, std::size_t reps,
-                       std::uint64_t seed) {
+                       std::uint64_t seed, const std::string& backend) {
   std::ostringstream s;
   s.precision(10);
   s << "scheme,backend,n,reps,seed,time_us,bias2,var_trace,mse_per_n,steps\n";
   for (const row& r : rows) {
-    s << reference::name(r.s) << ",cpu," << n << ',' << reps << ',' << seed << ',' << r.time_us
+    s << r.scheme << ',' << backend << ',' << n << ',' << reps << ',' << seed << ',' << r.time_us
       << ',' << r.bias2 << ',' << r.var_trace << ',' << r.mse_per_n << ',' << r.steps << '\n';
   }
   return s.str();
 }
 
 int run_compare(const args& a) {
-  check_backend(a);
-  const std::vector<reference::scheme> schemes = parse_scheme_list(a.text("schemes"));
+  const backend_kind backend = parse_backend(a);
+  const std::vector<scheme_choice> schemes = parse_scheme_list(a.text("schemes"), backend);
+  const unsigned threads = read_threads(a);
   const std::uint64_t reps = a.unsigned_integer("reps", 1000);
   if (reps < 2) throw usage_error("--reps must be at least 2 for compare");
+  if (reps > 0xFFFFFFFFull) throw usage_error("--reps must be below 2^32 (draw r uses step r)");
   const std::uint64_t seed = a.unsigned_integer("seed", 0);
   reference::options opt = read_options(a);
 
@@ -125,7 +132,7 @@ int run_compare(const args& a) {
     t << "weights phi(x + y), x ~ N(0,1), y = " << y << ", N = " << n;
     title = t.str();
   }
-  title += "; " + std::to_string(reps) + " draws per scheme; seed " + std::to_string(seed) + "; backend cpu";
+  title += "; " + std::to_string(reps) + " draws per scheme; seed " + std::to_string(seed) + "; backend " + backend_name(backend);
   std::ofstream csv;
   if (const auto path = a.text("csv")) {
     csv.open(*path);
@@ -135,24 +142,23 @@ int run_compare(const args& a) {
   const std::vector<double> expected = expected_offspring(w.linear);
   std::vector<row> rows;
   progress bar;
-  for (const reference::scheme s : schemes) {
-    auto rng = make_urbg(seed, stream::resampling);
+  for (const scheme_choice& s : schemes) {
+    sampler draws(backend, s, w, opt, seed, threads);
     offspring_metrics metrics(expected);
     double seconds = 0.0;
     for (std::uint64_t r = 0; r < reps; ++r) {
       const auto t0 = clock_type::now();
-      const std::vector<std::size_t> anc = reference::ancestors(s, w, rng, opt);
+      const std::vector<std::size_t> anc = draws.draw(static_cast<std::uint32_t>(r));
       seconds += std::chrono::duration<double>(clock_type::now() - t0).count();
       metrics.add(reference::ancestors_to_offspring(anc));
-      bar.update(reference::name(s), r + 1, reps);
+      bar.update(s.name, r + 1, reps);
     }
-    rows.push_back({s, 1e6 * seconds / static_cast<double>(reps), metrics.bias_squared(),
-                    metrics.variance_trace(), metrics.mse_per_particle(),
-                    s == reference::scheme::metropolis ? reference::metropolis_steps_for(w, opt) : 0});
+    rows.push_back({s.name, 1e6 * seconds / static_cast<double>(reps), metrics.bias_squared(),
+                    metrics.variance_trace(), metrics.mse_per_particle(), draws.steps()});
   }
   std::string out = format_table(rows, title);
   if (csv.is_open()) {
-    csv << format_csv(rows, w.size(), reps, seed);
+    csv << format_csv(rows, w.size(), reps, seed, backend_name(backend));
     if (!csv.flush()) throw std::runtime_error("cannot write the CSV file");
   }
   flush_stdout(out);

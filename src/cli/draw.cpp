@@ -4,33 +4,30 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "cpu_reference/ancestors_to_offspring.hpp"
+#include "sampler.hpp"
 
 namespace resample::cli {
 namespace {
 
-constexpr flag_spec scheme_flag{"scheme", "NAME", "multinomial, multinomial-sorted, stratified, systematic, residual, metropolis or rejection (default systematic)"};
+constexpr flag_spec scheme_flag{"scheme", "NAME", "multinomial, multinomial-sorted, stratified, systematic, residual, metropolis, megopolis or rejection (default systematic)"};
 constexpr flag_spec reps_flag{"reps", "R", "print R independent draws, one per line (default 1)"};
 constexpr flag_spec draw_flags[] = {scheme_flag, reps_flag, input_flag, log_flag, seed_flag,
-                                backend_flag, eps_flag, steps_flag, bound_flag};
+                                backend_flag, threads_flag, eps_flag, steps_flag, bound_flag};
 
 int run_draws(const args& a, bool offspring) {
-  check_backend(a);
-  const std::string scheme_name = a.text("scheme").value_or("systematic");
-  const auto s = reference::parse_scheme(scheme_name);
-  if (!s) {
-    throw usage_error("unknown scheme '" + scheme_name + "' (one of: " + reference::scheme_names() + ")");
-  }
+  const backend_kind backend = parse_backend(a);
+  const scheme_choice s = parse_scheme_on(a.text("scheme").value_or("systematic"), backend);
   const std::uint64_t reps = a.unsigned_integer("reps", 1);
   if (reps == 0) throw usage_error("--reps must be at least 1");
+  if (reps > 0xFFFFFFFFull) throw usage_error("--reps must be below 2^32 (draw r uses step r)");
   reference::options opt = read_options(a);
   const reference::weights w = read_weights(a, opt);
-  if (*s == reference::scheme::metropolis) (void)reference::metropolis_steps_for(w, opt);
+  sampler draws(backend, s, w, opt, a.unsigned_integer("seed", 0), read_threads(a));
 
   // Every check is done: from here on nothing fails but the write itself.
-  auto rng = make_urbg(a.unsigned_integer("seed", 0), stream::resampling);
   std::string out;
   for (std::uint64_t r = 0; r < reps; ++r) {
-    const std::vector<std::size_t> anc = reference::ancestors(*s, w, rng, opt);
+    const std::vector<std::size_t> anc = draws.draw(static_cast<std::uint32_t>(r));
     append_line(out, offspring ? reference::ancestors_to_offspring(anc) : anc);
     if (out.size() > (1u << 20)) flush_stdout(out);
   }

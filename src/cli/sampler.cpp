@@ -1,0 +1,75 @@
+#include "sampler.hpp"
+
+#include <thread>
+
+#include "resample/cpu/resample.hpp"
+
+namespace resample::cli {
+
+backend_kind parse_backend(const args& a) {
+  const std::string name = a.text("backend").value_or("reference");
+  if (name == "reference") return backend_kind::reference;
+  if (name == "cpu") return backend_kind::cpu;
+  if (name == "cpu-parallel") return backend_kind::cpu_parallel;
+  throw usage_error("unknown backend '" + name + "' (this build has: reference, cpu, cpu-parallel)");
+}
+
+std::string backend_name(backend_kind b) {
+  switch (b) {
+    case backend_kind::reference: return "reference";
+    case backend_kind::cpu: return "cpu";
+    case backend_kind::cpu_parallel: return "cpu-parallel";
+  }
+  return "?";
+}
+
+std::string all_scheme_names() { return reference::scheme_names() + ", megopolis"; }
+
+scheme_choice parse_scheme_on(const std::string& name, backend_kind b) {
+  scheme_choice c{name, reference::parse_scheme(name), std::nullopt};
+  for (const auto s : production_schemes) {
+    if (resample::name(s) == name) c.production = s;
+  }
+  if (!c.ref && !c.production) throw usage_error("unknown scheme '" + name + "' (one of: " + all_scheme_names() + ")");
+  if (b == backend_kind::reference && !c.ref) {
+    throw usage_error("scheme '" + name + "' has no reference implementation (use --backend cpu or cpu-parallel)");
+  }
+  if (b != backend_kind::reference && !c.production) {
+    throw usage_error("scheme '" + name + "' is not on backend " + backend_name(b) +
+                      " yet (use --backend reference)");
+  }
+  return c;
+}
+
+sampler::sampler(backend_kind b, scheme_choice s, const reference::weights& w, const reference::options& opt,
+                 std::uint64_t seed, unsigned threads)
+    : backend_(b),
+      scheme_(std::move(s)),
+      w_(w),
+      ref_opt_(opt),
+      rng_(make_urbg(seed, stream::resampling)),
+      key_{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)} {
+  opt_.metropolis_eps = opt.metropolis_eps;
+  opt_.metropolis_steps = opt.metropolis_steps;
+  opt_.rejection_log_bound = opt.rejection_log_bound;
+  if (b == backend_kind::cpu_parallel) pool_ = std::make_unique<cpu::parallel>(threads);
+  const bool metropolis_type = scheme_.name == "metropolis" || scheme_.name == "megopolis";
+  if (metropolis_type && b == backend_kind::reference) steps_ = reference::metropolis_steps_for(w_, ref_opt_);
+  if (metropolis_type && b != backend_kind::reference) {
+    steps_ = cpu::metropolis_steps(cpu::summarise(cpu::serial{}, std::span<const double>(w_.log)), w_.size(), opt_);
+  }
+}
+
+std::vector<std::size_t> sampler::draw(std::uint32_t step) {
+  if (backend_ == backend_kind::reference) return reference::ancestors(*scheme_.ref, w_, rng_, ref_opt_);
+  std::vector<std::size_t> a(w_.size());
+  const std::span<const double> lw(w_.log);
+  if (pool_) {
+    cpu::ancestors(*pool_, *scheme_.production, lw, key_, step, std::span<std::size_t>(a), opt_);
+  } else {
+    cpu::ancestors(cpu::serial{}, *scheme_.production, lw, key_, step, std::span<std::size_t>(a), opt_);
+  }
+  return a;
+}
+
+}  // namespace resample::cli
