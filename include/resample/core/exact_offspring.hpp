@@ -6,8 +6,9 @@
 // with u_k = u for all k in systematic resampling. The comparison k + U/2^32 < N C_i / Q is
 //   (k 2^32 + U) Q  <  (N 2^32) C_i,
 // a pair of 64 x 128-bit products compared in 192 bits: exact, for N < 2^32. A double estimate e
-// of the real number it decides is within N 2^-49 of it (four roundings of relative size 2^-53 on
-// a value at most N); when [e - N 2^-48, e + N 2^-48] holds no integer, the estimate's ceiling (or
+// of the real number it decides is within N 2^-50 of it (about seven roundings of relative size
+// 2^-53, in the two 128-bit-to-double conversions, the quotient, the product and the difference, on
+// values at most N); when [e - N 2^-48, e + N 2^-48] holds no integer, the estimate's ceiling (or
 // floor) is the exact answer and the 192-bit comparisons are skipped; otherwise they decide. Either
 // way the result is the exact one, so every backend agrees. A zero weight has
 // C_i = C_{i-1}, hence the same O, hence no offspring. E[o_i] = N q_i / Q up to the 2^-32 grid of u.

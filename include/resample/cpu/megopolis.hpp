@@ -27,17 +27,12 @@ void megopolis_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint
   const std::uint64_t steps = metropolis_steps(s, n, opt);
   std::vector<std::uint64_t> offsets(steps);
   for (std::uint64_t b = 0; b < steps; ++b) offsets[b] = megopolis_offset(k, step, b, n);
-  constexpr T zero = -std::numeric_limits<T>::infinity();
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
     for (std::size_t i = begin; i < end; ++i) {
       philox_stream rng(k, i, step);
-      std::uint64_t current = i;
-      for (std::uint64_t b = 0; b < steps || lw[current] == zero; ++b) {
-        const std::uint64_t offset = b < steps ? offsets[b] : megopolis_offset(k, step, b, n);
-        const std::uint64_t j = (i + offset) % n;
-        if (metropolis_accept(lw[j], lw[current], uniform_open(rng))) current = j;
-      }
-      a[i] = static_cast<Index>(current);
+      a[i] = static_cast<Index>(metropolis_chain(lw, i, steps, rng, [&](std::uint64_t b) {
+        return (i + (b < steps ? offsets[b] : megopolis_offset(k, step, b, n))) % n;
+      }));
     }
   });
 }

@@ -23,6 +23,20 @@ std::uint64_t metropolis_steps(const weight_summary<T>& s, std::size_t n, const 
   return metropolis_steps_from_sum(s.total, n, s.fraction, opt.metropolis_eps);
 }
 
+/// One chain started at i: B steps, then on while it sits on a zero weight. propose(b) returns step
+/// b's proposal (drawing from rng if it needs to); the step's uniform is drawn after it.
+template <class T, class Propose>
+std::uint64_t metropolis_chain(std::span<const T> lw, std::uint64_t i, std::uint64_t steps, philox_stream& rng,
+                               Propose propose) {
+  constexpr T zero = -std::numeric_limits<T>::infinity();
+  std::uint64_t current = i;
+  for (std::uint64_t b = 0; b < steps || lw[current] == zero; ++b) {
+    const std::uint64_t j = propose(b);
+    if (metropolis_accept(lw[j], lw[current], uniform_open(rng))) current = j;
+  }
+  return current;
+}
+
 template <class Exec, class T, class Index>
 void metropolis_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a,
                           const options& opt = {}) {
@@ -30,17 +44,10 @@ void metropolis_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uin
   const auto s = summarise(ex, lw);
   const std::uint64_t n = lw.size();
   const std::uint64_t steps = metropolis_steps(s, n, opt);
-  constexpr T zero = -std::numeric_limits<T>::infinity();
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
     for (std::size_t i = begin; i < end; ++i) {
       philox_stream rng(k, i, step);
-      std::uint64_t current = i;
-      for (std::uint64_t b = 0; b < steps || lw[current] == zero; ++b) {
-        const std::uint64_t j = uniform_below(rng, n);
-        const double u = uniform_open(rng);
-        if (metropolis_accept(lw[j], lw[current], u)) current = j;
-      }
-      a[i] = static_cast<Index>(current);
+      a[i] = static_cast<Index>(metropolis_chain(lw, i, steps, rng, [&](std::uint64_t) { return uniform_below(rng, n); }));
     }
   });
 }
