@@ -162,3 +162,25 @@ TEST(FloatPolicy, BiasAtFourMillionParticles) {
 
 }  // namespace
 }  // namespace resample
+
+namespace resample {
+namespace {
+
+// log sum exp from the exact sum against a direct long-double sum. They differ only by roundings of
+// relative size ~1e-16 (quantisation, exp, the conversions); 1e-13 leaves room without hiding a
+// wrong F ln 2 term, which would be off by more than 1e-10.
+TEST(ExactCdf, LogSumExpMatchesDirectSum) {
+  reference::default_urbg rng(12);
+  for (const double y : {0.0, 4.0}) {
+    const auto lw = reference::paper_log_weights(5000, y, rng);
+    long double direct = 0;
+    const double max = *std::max_element(lw.begin(), lw.end());
+    for (const double x : lw) direct += std::exp(static_cast<long double>(x) - max);
+    const double expected = max + static_cast<double>(std::log(direct));
+    const double got = cpu::log_sum_exp(cpu::serial{}, std::span<const double>(lw));
+    EXPECT_NEAR(got, expected, 1e-13 * std::abs(expected) + 1e-13) << "y = " << y;
+  }
+}
+
+}  // namespace
+}  // namespace resample

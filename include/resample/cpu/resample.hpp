@@ -90,7 +90,12 @@ template <class Exec, class T>
 double log_sum_exp(const Exec& ex, std::span<const T> lw) {
   if (lw.empty()) throw invalid_input("no weights: N = 0");
   const auto s = summarise(ex, lw);
-  return static_cast<double>(s.max_log_w) + (deterministic_log(to_double(s.total)) - s.fraction * 0.6931471805599453);
+  // ln Q - F ln 2 with ln 2 in two parts and explicit fmas: F ln 2 must not be left as a product
+  // that a compiler may or may not fuse into the sum (that would change bits between builds).
+  const double f = -static_cast<double>(s.fraction);
+  const double log_mean = detail::fused(f, 6.93147180369123816490e-01,
+                                        detail::fused(f, 1.90821492927058770002e-10, deterministic_log(to_double(s.total))));
+  return static_cast<double>(s.max_log_w) + log_mean;
 }
 
 /// Effective sample size (sum w)^2 / sum w^2, with both sums exact in fixed point (w^2 is the
