@@ -12,6 +12,7 @@
 #include "cpu_reference/rejection.hpp"
 #include "cpu_reference/residual.hpp"
 #include "cpu_reference/schemes.hpp"
+#include "cpu_reference/ssp.hpp"
 #include "cpu_reference/stratified.hpp"
 #include "cpu_reference/systematic.hpp"
 #include "cpu_reference/weights.hpp"

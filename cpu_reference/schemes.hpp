@@ -16,17 +16,18 @@
 #include "cpu_reference/multinomial_sorted.hpp"
 #include "cpu_reference/rejection.hpp"
 #include "cpu_reference/residual.hpp"
+#include "cpu_reference/ssp.hpp"
 #include "cpu_reference/stratified.hpp"
 #include "cpu_reference/systematic.hpp"
 #include "cpu_reference/weights.hpp"
 
 namespace resample::reference {
 
-enum class scheme { multinomial, multinomial_sorted, stratified, systematic, residual, metropolis, rejection };
+enum class scheme { multinomial, multinomial_sorted, stratified, systematic, residual, ssp, metropolis, rejection };
 
 inline constexpr std::array all_schemes = {
     scheme::multinomial, scheme::multinomial_sorted, scheme::stratified, scheme::systematic,
-    scheme::residual,    scheme::metropolis,         scheme::rejection};
+    scheme::residual,    scheme::ssp,                scheme::metropolis, scheme::rejection};
 
 /// The command-line name of a scheme.
 constexpr std::string_view name(scheme s) {
@@ -36,6 +37,7 @@ constexpr std::string_view name(scheme s) {
     case scheme::stratified: return "stratified";
     case scheme::systematic: return "systematic";
     case scheme::residual: return "residual";
+    case scheme::ssp: return "ssp";
     case scheme::metropolis: return "metropolis";
     case scheme::rejection: return "rejection";
   }
@@ -88,6 +90,7 @@ std::vector<std::size_t> ancestors(scheme s, const weights& w, URBG& rng, const 
       return cumulative_offspring_to_ancestors(
           systematic_cumulative_offspring(std::span<const double>(w.linear), rng));
     case scheme::residual: return residual_ancestors(std::span<const double>(w.linear), rng);
+    case scheme::ssp: return ssp_ancestors(std::span<const double>(w.linear), rng);
     case scheme::metropolis:
       return metropolis_ancestors(std::span<const double>(w.log), metropolis_steps_for(w, opt), rng);
     case scheme::rejection:

@@ -2,6 +2,7 @@
 // for `serial` and for `parallel` with several thread counts (Ginkgo's "EqualsReference" style).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,6 +35,11 @@ inline std::vector<backend> all_backends() {
   return {{"serial", 0}, {"parallel_1", 1}, {"parallel_2", 2}, {"parallel_3", 3}, {"parallel_7", 7}, {"parallel_16", 16}};
 }
 
-inline std::string scheme_id(scheme s) { return std::string(name(s)); }
+/// The scheme's name as a test name ('-' is not allowed there).
+inline std::string scheme_id(scheme s) {
+  std::string id(name(s));
+  std::replace(id.begin(), id.end(), '-', '_');
+  return id;
+}
 
 }  // namespace resample::test

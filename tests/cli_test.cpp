@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include "resample/core/options.hpp"
 #include "cpu_reference/permute_parallel.hpp"
 #include "cpu_reference/permute_serial.hpp"
 #include "cpu_reference/schemes.hpp"
@@ -305,6 +306,41 @@ TEST_P(CliScheme, BadLogWeightPrintsNothing) {
 
 INSTANTIATE_TEST_SUITE_P(All, CliScheme, testing::ValuesIn(ref::all_schemes), scheme_test_name);
 
+// Every backend runs every scheme it has; cpu and cpu-parallel print the same bits (the exact core's
+// contract), whatever the thread count.
+class CliBackends : public testing::TestWithParam<resample::scheme> {
+ protected:
+  std::string scheme_flag() const { return "--scheme " + std::string(resample::name(GetParam())) + " "; }
+};
+
+TEST_P(CliBackends, ExactBackendsAgreeBitForBit) {
+  const cli_result serial = run_cli("ancestors --backend cpu " + scheme_flag() + "--reps 10 --seed 3", linear_with_zeros);
+  expect_ancestor_rows(serial, 10, zeros_n, linear_zero_indices);
+  for (const char* threads : {"1", "2", "5"}) {
+    const cli_result par = run_cli("ancestors --backend cpu-parallel --threads " + std::string(threads) + " " +
+                                       scheme_flag() + "--reps 10 --seed 3",
+                                   linear_with_zeros);
+    ASSERT_EQ(par.exit_code, 0) << par;
+    EXPECT_EQ(par.out, serial.out) << threads << " threads";
+  }
+}
+
+TEST_P(CliBackends, ReferenceHasEverySchemeButMegopolis) {
+  const cli_result r = run_cli("ancestors --backend reference " + scheme_flag() + "--reps 3", linear_with_zeros);
+  if (GetParam() == resample::scheme::megopolis) {
+    EXPECT_TRUE(refused(r, {"scheme 'megopolis' has no reference implementation"}));
+  } else {
+    expect_ancestor_rows(r, 3, zeros_n, linear_zero_indices);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CliBackends, testing::ValuesIn(resample::production_schemes),
+                         [](const testing::TestParamInfo<resample::scheme>& p) {
+                           std::string name(resample::name(p.param));
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
 TEST(CliRejection, BoundAtOrAboveMaximumWorks) {
   expect_ancestor_rows(run_cli("ancestors --scheme rejection --bound 4 --reps 5", linear_with_zeros), 5,
                        zeros_n, linear_zero_indices);
@@ -534,23 +570,23 @@ TEST(CliCompare, TableAndCsvHaveARowPerScheme) {
     words >> word;
     first_words.push_back(word);
   }
-  ASSERT_EQ(first_words.size(), ref::all_schemes.size() + 1) << r;
+  ASSERT_EQ(first_words.size(), resample::production_schemes.size() + 1) << r;
   EXPECT_EQ(first_words[0], "scheme");
-  for (std::size_t k = 0; k < ref::all_schemes.size(); ++k) {
-    EXPECT_EQ(first_words[k + 1], ref::name(ref::all_schemes[k]));
+  for (std::size_t k = 0; k < resample::production_schemes.size(); ++k) {
+    EXPECT_EQ(first_words[k + 1], resample::name(resample::production_schemes[k]));
   }
 
-  // CSV: a header, then 7 rows with as many fields, the scheme first.
+  // CSV: a header, then a row per scheme with as many fields, the scheme first.
   const std::vector<std::string> lines = split(csv, '\n');
-  ASSERT_EQ(lines.size(), ref::all_schemes.size() + 1) << csv;
+  ASSERT_EQ(lines.size(), resample::production_schemes.size() + 1) << csv;
   const std::vector<std::string> header = split(lines[0], ',');
   ASSERT_FALSE(header.empty());
   EXPECT_EQ(header[0], "scheme");
-  for (std::size_t k = 0; k < ref::all_schemes.size(); ++k) {
+  for (std::size_t k = 0; k < resample::production_schemes.size(); ++k) {
     const std::vector<std::string> fields = split(lines[k + 1], ',');
     EXPECT_EQ(fields.size(), header.size()) << lines[k + 1];
     ASSERT_FALSE(fields.empty());
-    EXPECT_EQ(fields[0], ref::name(ref::all_schemes[k]));
+    EXPECT_EQ(fields[0], resample::name(resample::production_schemes[k]));
   }
 }
 

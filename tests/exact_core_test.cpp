@@ -73,9 +73,12 @@ TEST_P(ExactSchemeTest, StructureInExactArithmetic) {
         const auto o = reference::ancestors_to_offspring(a);
         ASSERT_EQ(std::accumulate(o.begin(), o.end(), std::size_t{0}), n);
         for (std::size_t i = 0; i < n; ++i) {
-          if (s == scheme::systematic) {  // floor or ceil of N q_i / Q, exactly
+          if (s == scheme::systematic || s == scheme::ssp) {  // floor or ceil of N q_i / Q, exactly
             ASSERT_TRUE(o[i] == e.floor[i] || (e.fractional[i] && o[i] == e.floor[i] + 1))
                 << set_name << " i = " << i << ": o = " << o[i] << ", floor(e) = " << e.floor[i];
+          }
+          if (s == scheme::residual) {  // at least floor(N q_i / Q)
+            ASSERT_GE(o[i], e.floor[i]);
           }
           if (s == scheme::stratified) {  // |o - e| < 2
             ASSERT_LE(o[i], e.floor[i] + 2);
@@ -109,7 +112,8 @@ TEST_P(ExactUnbiasedTest, MeanOffspringMatchesNwOverW) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, ExactUnbiasedTest,
-                         testing::Values(scheme::multinomial, scheme::stratified, scheme::systematic, scheme::rejection),
+                         testing::Values(scheme::multinomial, scheme::multinomial_sorted, scheme::stratified,
+                                         scheme::systematic, scheme::residual, scheme::ssp, scheme::rejection),
                          [](const testing::TestParamInfo<scheme>& p) { return test::scheme_id(p.param); });
 
 // Megopolis is biased for finite B like Metropolis; with B = 1 the same check rejects it.

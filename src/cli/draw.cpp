@@ -9,7 +9,7 @@
 namespace resample::cli {
 namespace {
 
-constexpr flag_spec scheme_flag{"scheme", "NAME", "multinomial, multinomial-sorted, stratified, systematic, residual, metropolis, megopolis or rejection (default systematic)"};
+constexpr flag_spec scheme_flag{"scheme", "NAME", "multinomial, multinomial-sorted, stratified, systematic, residual, ssp, metropolis, megopolis or rejection (default systematic)"};
 constexpr flag_spec reps_flag{"reps", "R", "print R independent draws, one per line (default 1)"};
 constexpr flag_spec draw_flags[] = {scheme_flag, reps_flag, input_flag, log_flag, seed_flag,
                                 backend_flag, threads_flag, eps_flag, steps_flag, bound_flag};

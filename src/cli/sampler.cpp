@@ -7,7 +7,7 @@
 namespace resample::cli {
 
 backend_kind parse_backend(const args& a) {
-  const std::string name = a.text("backend").value_or("reference");
+  const std::string name = a.text("backend").value_or("cpu-parallel");
   if (name == "reference") return backend_kind::reference;
   if (name == "cpu") return backend_kind::cpu;
   if (name == "cpu-parallel") return backend_kind::cpu_parallel;
@@ -23,7 +23,11 @@ std::string backend_name(backend_kind b) {
   return "?";
 }
 
-std::string all_scheme_names() { return reference::scheme_names() + ", megopolis"; }
+std::string all_scheme_names() {
+  std::string out;
+  for (const auto s : production_schemes) out += (out.empty() ? "" : ", ") + std::string(name(s));
+  return out;
+}
 
 scheme_choice parse_scheme_on(const std::string& name, backend_kind b) {
   scheme_choice c{name, reference::parse_scheme(name), std::nullopt};
@@ -33,10 +37,6 @@ scheme_choice parse_scheme_on(const std::string& name, backend_kind b) {
   if (!c.ref && !c.production) throw usage_error("unknown scheme '" + name + "' (one of: " + all_scheme_names() + ")");
   if (b == backend_kind::reference && !c.ref) {
     throw usage_error("scheme '" + name + "' has no reference implementation (use --backend cpu or cpu-parallel)");
-  }
-  if (b != backend_kind::reference && !c.production) {
-    throw usage_error("scheme '" + name + "' is not on backend " + backend_name(b) +
-                      " yet (use --backend reference)");
   }
   return c;
 }

@@ -1,7 +1,7 @@
 // One resampling scheme on one backend, behind one call: draw(step) -> N ancestors.
-//   reference     the serial references of cpu_reference/ (mt19937 from --seed; draws in sequence)
+//   cpu-parallel  (default) the exact core on a thread pool: the same bits as cpu
 //   cpu           the exact core, serial: a pure function of (weights, key, step)
-//   cpu-parallel  the exact core on a thread pool: the same bits as cpu
+//   reference     the serial references of cpu_reference/ (mt19937 from --seed; draws in sequence)
 // The exact backends' key is (low 32 bits of --seed, high 32 bits); draw r uses step r.
 #pragma once
 
@@ -28,7 +28,7 @@ struct scheme_choice {
   std::optional<resample::scheme> production;
 };
 
-/// --backend (default reference) and --threads; throws usage_error for unknown names.
+/// --backend (default cpu-parallel); throws usage_error for unknown names.
 backend_kind parse_backend(const args& a);
 std::string backend_name(backend_kind b);
 

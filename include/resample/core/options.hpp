@@ -9,22 +9,39 @@
 
 namespace resample {
 
-enum class scheme { multinomial, stratified, systematic, metropolis, megopolis, rejection };
+enum class scheme {
+  multinomial,
+  multinomial_sorted,
+  stratified,
+  systematic,
+  residual,
+  ssp,
+  metropolis,
+  megopolis,
+  rejection
+};
 
-inline constexpr std::array production_schemes = {scheme::multinomial, scheme::stratified, scheme::systematic,
-                                                  scheme::metropolis,  scheme::megopolis,  scheme::rejection};
+inline constexpr std::array production_schemes = {
+    scheme::multinomial, scheme::multinomial_sorted, scheme::stratified, scheme::systematic, scheme::residual,
+    scheme::ssp,         scheme::metropolis,         scheme::megopolis,  scheme::rejection};
 
 constexpr std::string_view name(scheme s) {
   switch (s) {
     case scheme::multinomial: return "multinomial";
+    case scheme::multinomial_sorted: return "multinomial-sorted";
     case scheme::stratified: return "stratified";
     case scheme::systematic: return "systematic";
+    case scheme::residual: return "residual";
+    case scheme::ssp: return "ssp";
     case scheme::metropolis: return "metropolis";
     case scheme::megopolis: return "megopolis";
     case scheme::rejection: return "rejection";
   }
   return "?";
 }
+
+/// Whether E[o_i] = N w_i / W exactly (Metropolis and Megopolis are biased for finite B).
+constexpr bool is_unbiased(scheme s) { return s != scheme::metropolis && s != scheme::megopolis; }
 
 /// How the CDF of the weights is formed (DESIGN §3). `exact` (the default) is the fixed-point,
 /// order-independent CDF that every backend reproduces bit for bit; `float32` and `float64` are the

@@ -20,7 +20,10 @@
 #include "resample/cpu/megopolis.hpp"
 #include "resample/cpu/metropolis.hpp"
 #include "resample/cpu/multinomial.hpp"
+#include "resample/cpu/multinomial_sorted.hpp"
 #include "resample/cpu/rejection.hpp"
+#include "resample/cpu/residual.hpp"
+#include "resample/cpu/ssp.hpp"
 #include "resample/cpu/stratified.hpp"
 #include "resample/cpu/systematic.hpp"
 
@@ -35,8 +38,11 @@ void ancestors(const Exec& ex, scheme s, std::span<const T> lw, key k, std::uint
   if (cdf_scheme && opt.cdf == precision::float64) return float_cdf_ancestors<double>(ex, s, lw, k, step, a);
   switch (s) {
     case scheme::multinomial: return multinomial_ancestors(ex, lw, k, step, a);
+    case scheme::multinomial_sorted: return multinomial_sorted_ancestors(ex, lw, k, step, a);
     case scheme::stratified: return stratified_ancestors(ex, lw, k, step, a);
     case scheme::systematic: return systematic_ancestors(ex, lw, k, step, a);
+    case scheme::residual: return residual_ancestors(ex, lw, k, step, a);
+    case scheme::ssp: return ssp_ancestors(ex, lw, k, step, a);
     case scheme::metropolis: return metropolis_ancestors(ex, lw, k, step, a, opt);
     case scheme::megopolis: return megopolis_ancestors(ex, lw, k, step, a, opt);
     case scheme::rejection: return rejection_ancestors(ex, lw, k, step, a, opt);

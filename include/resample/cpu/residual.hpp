@@ -1,0 +1,98 @@
+// Residual resampling (Liu & Chen, 1998) on the exact CDF: CPU twin of cpu_reference/residual.hpp.
+//
+//   N q_i = f_i Q + r_i   (f_i = floor(N q_i / Q), 0 <= r_i < Q: exact in 128 bits, N q_i < 2^128)
+//   R = N - sum f_i residual draws, each i with probability r_i / (R Q)   (sum r_i = R Q exactly)
+//
+// A residual draw is v = m Q + w with m ~ U[0, R) and w ~ U[0, Q) (so v ~ U[0, R Q)), from Philox at
+// (k, step) for draw k; it lands on the first i whose residual prefix sum exceeds v. The prefix sums
+// reach R Q, which can pass 2^128, so they are kept as (quotient, remainder) pairs modulo Q and
+// compared lexicographically. o_i = f_i + residual hits; ancestors by Code 8 (sorted).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <span>
+#include <vector>
+
+#include "resample/core/random.hpp"
+#include "resample/cpu/weight_summary.hpp"
+
+namespace resample::cpu {
+
+/// sum_{j <= i} r_j = quotient Q + remainder, remainder < Q.
+struct residual_prefix {
+  std::uint64_t quotient;
+  u128 remainder;
+};
+
+inline bool operator<(const residual_prefix& a, const residual_prefix& b) {
+  return a.quotient != b.quotient ? a.quotient < b.quotient : a.remainder < b.remainder;
+}
+
+/// Code 8 from offspring counts: ancestors sorted, block by block from exact prefix sums of o.
+template <class Exec, class Index>
+void offspring_to_ancestors(const Exec& ex, std::span<const std::uint64_t> o, std::span<Index> a) {
+  const std::size_t n = o.size();
+  std::vector<std::uint64_t> block_start(ex.blocks(n) + 1, 0);
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = begin; i < end; ++i) sum += o[i];
+    block_start[b + 1] = sum;
+  });
+  for (std::size_t b = 1; b < block_start.size(); ++b) block_start[b] += block_start[b - 1];
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
+    std::uint64_t j = block_start[b];
+    for (std::size_t i = begin; i < end; ++i) {
+      for (std::uint64_t c = 0; c < o[i]; ++c) a[j++] = static_cast<Index>(i);
+    }
+  });
+}
+
+template <class Exec, class T, class Index>
+void residual_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a) {
+  check_size<Index>(lw.size(), a.size());
+  const auto s = summarise(ex, lw);
+  const std::size_t n = lw.size();
+  const u128 Q = s.total;
+  std::vector<std::uint64_t> o(n);
+  std::vector<u128> r(n);
+  std::vector<std::uint64_t> block_floor(ex.blocks(n), 0);
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
+    std::uint64_t sum = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const u128 nq = static_cast<u128>(n) * quantised_weight(lw[i], s.max_log_w, s.fraction);
+      o[i] = static_cast<std::uint64_t>(nq / Q);
+      r[i] = nq % Q;
+      sum += o[i];
+    }
+    block_floor[b] = sum;
+  });
+  std::uint64_t assigned = 0;
+  for (const auto f : block_floor) assigned += f;
+  const std::uint64_t R = n - assigned;  // sum of exact floors of rationals summing to N: <= N
+  if (R > 0) {
+    // Residual prefix sums as (quotient, remainder) modulo Q; serial: O(N) additions.
+    std::vector<residual_prefix> prefix(n);
+    residual_prefix running{0, 0};
+    for (std::size_t i = 0; i < n; ++i) {
+      if (running.remainder >= Q - r[i]) {
+        running.remainder -= Q - r[i];
+        ++running.quotient;
+      } else {
+        running.remainder += r[i];
+      }
+      prefix[i] = running;
+    }
+    ex.for_blocks(R, [&](std::size_t begin, std::size_t end, std::size_t) {
+      for (std::size_t draw = begin; draw < end; ++draw) {
+        philox_stream rng(k, draw, step);
+        const residual_prefix v{uniform_below(rng, R), uniform_below(rng, Q)};
+        const auto i = static_cast<std::size_t>(std::upper_bound(prefix.begin(), prefix.end(), v) - prefix.begin());
+        std::atomic_ref<std::uint64_t>(o[i]).fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  offspring_to_ancestors(ex, std::span<const std::uint64_t>(o), a);
+}
+
+}  // namespace resample::cpu
