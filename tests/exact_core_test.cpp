@@ -188,3 +188,61 @@ TEST(ExactCdf, LogSumExpMatchesDirectSum) {
 
 }  // namespace
 }  // namespace resample
+
+namespace resample {
+namespace {
+
+// exact_comb's fast double path must give the exact answer, also right at the boundaries. With
+// Q = N 2^40, r = N C / Q = C / 2^40 exactly, so C = (k 2^32 + U) 2^8 + delta puts r at
+// k + U / 2^32 + delta 2^-40: point k lies below r iff delta > 0.
+TEST(ExactComb, SystematicAtBoundaries) {
+  philox_stream rng({21, 22}, 0, 0);
+  for (const std::uint64_t n : {1ull, 7ull, 1000ull, 1ull << 20, 0xFFFFFFFFull}) {
+    const u128 Q = static_cast<u128>(n) << 40;
+    const exact_comb comb(Q, n);
+    for (int trial = 0; trial < 2000; ++trial) {
+      const std::uint64_t k = uniform_below(rng, n);
+      const std::uint32_t U = rng.next();
+      for (const int delta : {-1, 0, 1}) {
+        const u128 base = static_cast<u128>((k << 32) | U) << 8;
+        if (delta < 0 && base == 0) continue;
+        const u128 C = delta < 0 ? base - 1 : base + static_cast<u128>(delta);
+        if (C > Q) continue;
+        ASSERT_EQ(comb.systematic(C, U), k + (delta > 0 ? 1 : 0)) << "n = " << n << " k = " << k << " U = " << U;
+      }
+    }
+  }
+}
+
+// Stratified against its definition in exact integers: K = max{K : K Q <= N C}, plus one when
+// stratum K's point is below r.
+TEST(ExactComb, StratifiedMatchesExactDefinition) {
+  philox_stream rng({23, 24}, 0, 0);
+  for (const std::uint64_t n : {1ull, 7ull, 1000ull, 1ull << 20, 0xFFFFFFFFull}) {
+    const u128 Q = static_cast<u128>(n) << 40;
+    const exact_comb comb(Q, n);
+    for (int trial = 0; trial < 2000; ++trial) {
+      const std::uint64_t k = uniform_below(rng, n);
+      // Near a stratum boundary (k) or near stratum k's own point.
+      const std::uint32_t U_k = philox_stream({9, 9}, k, 4).next();
+      const u128 anchors[] = {static_cast<u128>(k) << 40, static_cast<u128>((k << 32) | U_k) << 8};
+      for (const u128 anchor : anchors) {
+        for (const int delta : {-1, 0, 1}) {
+          if (delta < 0 && anchor == 0) continue;
+          const u128 C = delta < 0 ? anchor - 1 : anchor + static_cast<u128>(delta);
+          if (C > Q) continue;
+          std::uint64_t K = 0;
+          for (std::uint64_t step = std::uint64_t{1} << 32; step > 0; step >>= 1) {  // largest K with K Q <= N C
+            if (K + step <= n && mul_wide(Q, K + step) <= mul_wide(C, n)) K += step;
+          }
+          const std::uint64_t expected =
+              K >= n ? n : K + (detail::point_below(K, philox_stream({9, 9}, K, 4).next(), Q, n, C) ? 1 : 0);
+          ASSERT_EQ(comb.stratified(C, {9, 9}, 4), expected) << "n = " << n << " C near stratum " << k;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace resample

@@ -4,8 +4,7 @@
 // The z-score of particle i uses Var(o^i) <= N p_i (1 - p_i), p_i = w^i / W, the multinomial
 // variance, which bounds the variance of every scheme tested here: for multinomial it is exact;
 // for stratified and residual it is Douc & Cappe (2005) with f the indicator of i; for systematic
-// and SSP
-// o^i takes floor(e_i) or ceil(e_i), so Var = f(1 - f) with f = frac(e_i), which is below
+// and SSP o^i takes floor(e_i) or ceil(e_i), so Var = f(1 - f) with f = frac(e_i), which is below
 // e_i (1 - p_i) when e_i < 1 and below 1/4 <= e_i (1 - p_i) otherwise (p_i <= 1/2 here); for
 // rejection the a^i are independent, so o^k is a sum of independent Bernoullis with mean e_k, whose
 // variance is at most the binomial's. The z-scores are therefore conservative, never anti-

@@ -14,6 +14,7 @@
 // C_i = C_{i-1}, hence the same O, hence no offspring. E[o_i] = N q_i / Q up to the 2^-32 grid of u.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -29,40 +30,68 @@ RESAMPLE_HOST_DEVICE inline bool point_below(std::uint64_t k, std::uint32_t U, u
 }
 }  // namespace detail
 
-/// Systematic: O^i = #{k : k + U / 2^32 < N C_i / Q}, for C_i <= Q, Q > 0, n < 2^32.
-RESAMPLE_HOST_DEVICE inline std::uint64_t systematic_cumulative_offspring_at(u128 C, u128 Q, std::uint64_t n,
-                                                                             std::uint32_t U) {
-  const double estimate = static_cast<double>(n) * (to_double(C) / to_double(Q)) - U * 2.3283064365386963e-10;
-  const double margin = static_cast<double>(n) * 3.552713678800501e-15;  // n 2^-48
-  if (std::ceil(estimate - margin) == std::ceil(estimate + margin)) {  // no integer nearby: O = ceil(r - u)
-    const double O = std::ceil(estimate);
-    return O <= 0.0 ? 0 : O >= static_cast<double>(n) ? n : static_cast<std::uint64_t>(O);
+/// The comb of one call: N, Q and a fast estimate of r = N C / Q for 0 <= C <= Q. The estimate uses
+/// the top 62 bits of C and Q (truncation: relative 2^-60) and a precomputed N / Q (three roundings
+/// of 2^-53), so it is within N 2^-50 of r, as the file comment requires.
+class exact_comb {
+ public:
+  RESAMPLE_HOST_DEVICE exact_comb(u128 Q, std::uint64_t n) : Q_(Q), n_(n) {
+    const int width = 128 - (static_cast<std::uint64_t>(Q >> 64) != 0 ? count_leading_zeros(static_cast<std::uint64_t>(Q >> 64))
+                                                                        : 64 + count_leading_zeros(static_cast<std::uint64_t>(Q)));
+    shift_ = width > 62 ? width - 62 : 0;
+    scale_ = static_cast<double>(n) / static_cast<double>(static_cast<std::int64_t>(Q >> shift_));
+    margin_ = static_cast<double>(n) * 3.552713678800501e-15;  // n 2^-48
   }
-  std::uint64_t k = estimate <= 0.0 ? 0 : estimate >= static_cast<double>(n) ? n : static_cast<std::uint64_t>(estimate);
-  while (k > 0 && !detail::point_below(k - 1, U, Q, n, C)) --k;
-  while (k < n && detail::point_below(k, U, Q, n, C)) ++k;
-  return k;
-}
 
-/// Stratified: K = floor(N C_i / Q) strata lie wholly below r_i; stratum K's point is below r_i
-/// when (K 2^32 + U_K) Q < N 2^32 C_i, U_K the first word of Philox at (K, step).
-RESAMPLE_HOST_DEVICE inline std::uint64_t stratified_cumulative_offspring_at(u128 C, u128 Q, std::uint64_t n,
-                                                                             key k, std::uint32_t step) {
-  const double estimate = static_cast<double>(n) * (to_double(C) / to_double(Q));
-  const double margin = static_cast<double>(n) * 3.552713678800501e-15;  // n 2^-48
-  std::uint64_t K = estimate <= 0.0 ? 0 : estimate >= static_cast<double>(n) ? n : static_cast<std::uint64_t>(estimate);
-  if (std::floor(estimate - margin) != std::floor(estimate + margin)) {
-    // Exact floor: K Q <= N C < (K + 1) Q.
-    while (K > 0 && mul_wide(C, n) < mul_wide(Q, K)) --K;
-    while (K < n && mul_wide(Q, K + 1) <= mul_wide(C, n)) ++K;
+  /// r = N C / Q, to within N 2^-50.
+  [[nodiscard]] RESAMPLE_HOST_DEVICE double estimate(u128 C) const {
+    return static_cast<double>(static_cast<std::int64_t>(C >> shift_)) * scale_;
   }
-  if (K >= n) return n;
-  const std::uint32_t U = philox_stream(k, K, step).next();
-  // Stratum K's point K + U / 2^32 lies below r iff r - K - U / 2^32 > 0.
-  const double above = estimate - static_cast<double>(K) - U * 2.3283064365386963e-10;
-  if (above > margin) return K + 1;
-  if (above < -margin) return K;
-  return K + (detail::point_below(K, U, Q, n, C) ? 1 : 0);
-}
+
+  /// Systematic: O = #{k : k + U / 2^32 < N C / Q}.
+  [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t systematic(u128 C, std::uint32_t U) const {
+    const double e = estimate(C) - U * 2.3283064365386963e-10;
+    if (std::ceil(e - margin_) == std::ceil(e + margin_)) {  // no integer nearby: O = ceil(r - u)
+      const double O = std::ceil(e);
+      return O <= 0.0 ? 0 : O >= static_cast<double>(n_) ? n_ : static_cast<std::uint64_t>(O);
+    }
+    std::uint64_t k = e <= 0.0 ? 0 : e >= static_cast<double>(n_) ? n_ : static_cast<std::uint64_t>(e);
+    while (k > 0 && !detail::point_below(k - 1, U, Q_, n_, C)) --k;
+    while (k < n_ && detail::point_below(k, U, Q_, n_, C)) ++k;
+    return k;
+  }
+
+  /// Stratified: K = floor(N C / Q) strata lie wholly below r; stratum K's point K + U_K / 2^32 is
+  /// below r when (K 2^32 + U_K) Q < N 2^32 C, U_K the first word of Philox at (K, step).
+  [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t stratified(u128 C, key k, std::uint32_t step) const {
+    const double e = estimate(C);
+    std::uint64_t K = e <= 0.0 ? 0 : e >= static_cast<double>(n_) ? n_ : static_cast<std::uint64_t>(e);
+    if (std::floor(e - margin_) != std::floor(e + margin_)) {  // exact floor: K Q <= N C < (K + 1) Q
+      while (K > 0 && mul_wide(C, n_) < mul_wide(Q_, K)) --K;
+      while (K < n_ && mul_wide(Q_, K + 1) <= mul_wide(C, n_)) ++K;
+    }
+    if (K >= n_) return n_;
+    const std::uint32_t U = philox_stream(k, K, step).next();
+    const double above = e - static_cast<double>(K) - U * 2.3283064365386963e-10;  // r - K - u_K
+    if (above > margin_) return K + 1;
+    if (above < -margin_) return K;
+    return K + (detail::point_below(K, U, Q_, n_, C) ? 1 : 0);
+  }
+
+ private:
+  RESAMPLE_HOST_DEVICE static int count_leading_zeros(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+    return __clzll(static_cast<long long>(x));
+#else
+    return std::countl_zero(x);
+#endif
+  }
+
+  u128 Q_;
+  std::uint64_t n_;
+  int shift_ = 0;
+  double scale_ = 0;
+  double margin_ = 0;
+};
 
 }  // namespace resample

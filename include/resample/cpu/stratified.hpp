@@ -1,7 +1,7 @@
 // Stratified resampling (Code 4) on the exact CDF, fused with Code 8. Stratum k's uniform is the
 // first word of Philox at (k, step), so a particle's O^i needs only the stratum it falls in.
 // CPU twin of the CUDA and PTX stratified kernels; the per-particle step is
-// stratified_cumulative_offspring_at.
+// exact_comb::stratified.
 #pragma once
 
 #include <span>
@@ -16,7 +16,8 @@ void stratified_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uin
   check_size<Index>(lw.size(), a.size());
   const auto s = summarise(ex, lw);
   const std::uint64_t n = lw.size();
-  comb_ancestors(ex, lw, s, a, [&](u128 C) { return stratified_cumulative_offspring_at(C, s.total, n, k, step); });
+  const exact_comb comb(s.total, n);
+  comb_ancestors(ex, lw, s, a, [&](u128 C) { return comb.stratified(C, k, step); });
 }
 
 }  // namespace resample::cpu

@@ -1,6 +1,6 @@
 // Systematic resampling (Code 5) on the exact CDF, fused with Code 8. One 32-bit uniform U, shared
 // by all strata, is the first word of Philox at (shared_index, step). CPU twin of the CUDA and PTX
-// systematic kernels; the per-particle step is systematic_cumulative_offspring_at.
+// systematic kernels; the per-particle step is exact_comb::systematic.
 #pragma once
 
 #include <span>
@@ -16,7 +16,8 @@ void systematic_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uin
   const auto s = summarise(ex, lw);
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
   const std::uint64_t n = lw.size();
-  comb_ancestors(ex, lw, s, a, [&](u128 C) { return systematic_cumulative_offspring_at(C, s.total, n, U); });
+  const exact_comb comb(s.total, n);
+  comb_ancestors(ex, lw, s, a, [&](u128 C) { return comb.systematic(C, U); });
 }
 
 }  // namespace resample::cpu
