@@ -1,5 +1,5 @@
 // The exact core's CPU backends: one call per iteration, every production scheme, `cpu` (serial)
-// and `cpu-parallel` (all cores, or --threads via RESAMPLE_THREADS), N = 2^10 .. 2^24, on the
+// and `cpu-parallel` (all cores, or RESAMPLE_THREADS threads), N = 2^10 .. 2^24, on the
 // paper's weights (y = 2), double log-weights in, int32 ancestors out. Reports items/s and the
 // bytes the call must move (8 bytes read + 4 written per particle).
 #include <cstdlib>
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     const std::string name(resample::name(s));
     benchmark::RegisterBenchmark(("cpu/" + name).c_str(), [s](benchmark::State& st) {
       run(st, resample::cpu::serial{}, s, resample::precision::exact);
-    })->RangeMultiplier(16)->Range(1 << 10, 1 << 22)->Unit(benchmark::kMicrosecond);
+    })->RangeMultiplier(16)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("cpu-parallel/" + name).c_str(), [s](benchmark::State& st) {
       run(st, pool, s, resample::precision::exact);
     })->RangeMultiplier(16)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -53,7 +53,10 @@ int main(int argc, char** argv) {
     const std::string name(resample::name(s));
     benchmark::RegisterBenchmark(("cpu/" + name + "/float32_cdf").c_str(), [s](benchmark::State& st) {
       run(st, resample::cpu::serial{}, s, resample::precision::float32);
-    })->RangeMultiplier(16)->Range(1 << 10, 1 << 22)->Unit(benchmark::kMicrosecond);
+    })->RangeMultiplier(16)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("cpu-parallel/" + name + "/float32_cdf").c_str(), [s](benchmark::State& st) {
+      run(st, pool, s, resample::precision::float32);
+    })->RangeMultiplier(16)->Range(1 << 10, 1 << 24)->Unit(benchmark::kMicrosecond)->UseRealTime();
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
