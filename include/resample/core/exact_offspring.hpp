@@ -48,6 +48,9 @@ class exact_comb {
     return static_cast<double>(static_cast<std::int64_t>(C >> shift_)) * scale_;
   }
 
+  /// floor(N C / Q), exactly: the estimate, checked with 192-bit products when it is near an integer.
+  [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t floor_ratio(u128 C) const { return floor_ratio(C, estimate(C)); }
+
   /// Systematic: O = #{k : k + U / 2^32 < N C / Q}.
   [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t systematic(u128 C, std::uint32_t U) const {
     const double e = estimate(C) - U * 2.3283064365386963e-10;
@@ -65,11 +68,7 @@ class exact_comb {
   /// below r when (K 2^32 + U_K) Q < N 2^32 C, U_K the first word of Philox at (K, step).
   [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t stratified(u128 C, key k, std::uint32_t step) const {
     const double e = estimate(C);
-    std::uint64_t K = e <= 0.0 ? 0 : e >= static_cast<double>(n_) ? n_ : static_cast<std::uint64_t>(e);
-    if (std::floor(e - margin_) != std::floor(e + margin_)) {  // exact floor: K Q <= N C < (K + 1) Q
-      while (K > 0 && mul_wide(C, n_) < mul_wide(Q_, K)) --K;
-      while (K < n_ && mul_wide(Q_, K + 1) <= mul_wide(C, n_)) ++K;
-    }
+    const std::uint64_t K = floor_ratio(C, e);
     if (K >= n_) return n_;
     const std::uint32_t U = philox_stream(k, K, step).next();
     const double above = e - static_cast<double>(K) - U * 2.3283064365386963e-10;  // r - K - u_K
@@ -79,6 +78,15 @@ class exact_comb {
   }
 
  private:
+  RESAMPLE_HOST_DEVICE std::uint64_t floor_ratio(u128 C, double e) const {
+    std::uint64_t K = e <= 0.0 ? 0 : e >= static_cast<double>(n_) ? n_ : static_cast<std::uint64_t>(e);
+    if (std::floor(e - margin_) != std::floor(e + margin_)) {  // exact floor: K Q <= N C < (K + 1) Q
+      while (K > 0 && mul_wide(C, n_) < mul_wide(Q_, K)) --K;
+      while (K < n_ && mul_wide(Q_, K + 1) <= mul_wide(C, n_)) ++K;
+    }
+    return K;
+  }
+
   RESAMPLE_HOST_DEVICE static int count_leading_zeros(std::uint64_t x) {
 #if defined(__CUDA_ARCH__)
     return __clzll(static_cast<long long>(x));

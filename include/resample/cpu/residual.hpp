@@ -1,6 +1,7 @@
 // Residual resampling (Liu & Chen, 1998) on the exact CDF: CPU twin of cpu_reference/residual.hpp.
 //
-//   N q_i = f_i Q + r_i   (f_i = floor(N q_i / Q), 0 <= r_i < Q: exact in 128 bits, N q_i < 2^128)
+//   N q_i = f_i Q + r_i   (f_i = floor(N q_i / Q), 0 <= r_i < Q: exact in 128 bits, N q_i < 2^128;
+//                          f_i by exact_comb::floor_ratio, so no 128-bit division)
 //   R = N - sum f_i residual draws, each i with probability r_i / (R Q)   (sum r_i = R Q exactly)
 //
 // A residual draw is v = m Q + w with m ~ U[0, R) and w ~ U[0, Q) (so v ~ U[0, R Q)), from Philox at
@@ -14,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "resample/core/exact_offspring.hpp"
 #include "resample/core/random.hpp"
 #include "resample/cpu/weight_summary.hpp"
 
@@ -48,6 +50,23 @@ void offspring_to_ancestors(const Exec& ex, std::span<const std::uint64_t> o, st
   });
 }
 
+/// For i in [begin, end): o_i = floor(N q_i / Q) and r_i = N q_i - o_i Q (exact; no 128-bit division,
+/// whose software routine dominated the time). Returns the sum of the o_i.
+template <class T>
+std::uint64_t split_expected_offspring(std::span<const T> lw, const weight_summary<T>& s, std::size_t begin,
+                                       std::size_t end, std::vector<std::uint64_t>& o, std::vector<u128>& r) {
+  const std::uint64_t n = lw.size();
+  const exact_comb comb(s.total, n);
+  std::uint64_t sum = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    const u128 q = quantised_weight(lw[i], s.max_log_w, s.fraction);
+    o[i] = comb.floor_ratio(q);
+    r[i] = static_cast<u128>(n) * q - static_cast<u128>(o[i]) * s.total;
+    sum += o[i];
+  }
+  return sum;
+}
+
 template <class Exec, class T, class Index>
 void residual_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a) {
   check_size<Index>(lw.size(), a.size());
@@ -58,14 +77,7 @@ void residual_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint3
   std::vector<u128> r(n);
   std::vector<std::uint64_t> block_floor(ex.blocks(n), 0);
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
-    std::uint64_t sum = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      const u128 nq = static_cast<u128>(n) * quantised_weight(lw[i], s.max_log_w, s.fraction);
-      o[i] = static_cast<std::uint64_t>(nq / Q);
-      r[i] = nq % Q;
-      sum += o[i];
-    }
-    block_floor[b] = sum;
+    block_floor[b] = split_expected_offspring(lw, s, begin, end, o, r);
   });
   std::uint64_t assigned = 0;
   for (const auto f : block_floor) assigned += f;

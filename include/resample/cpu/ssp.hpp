@@ -29,11 +29,7 @@ void ssp_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint32_t s
   std::vector<std::uint64_t> o(n);
   std::vector<u128> r(n);
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
-    for (std::size_t i = begin; i < end; ++i) {
-      const u128 nq = static_cast<u128>(n) * quantised_weight(lw[i], s.max_log_w, s.fraction);
-      o[i] = static_cast<std::uint64_t>(nq / Q);
-      r[i] = nq % Q;
-    }
+    (void)split_expected_offspring(lw, s, begin, end, o, r);
   });
   std::size_t carried = n;  // none
   for (std::size_t i = 0; i < n; ++i) {
