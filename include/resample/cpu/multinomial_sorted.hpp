@@ -6,11 +6,12 @@
 // GPU backends, which must reproduce these bits.)
 #pragma once
 
+#include <atomic>
 #include <span>
 #include <vector>
 
 #include "resample/cpu/multinomial.hpp"
-#include "resample/cpu/residual.hpp"
+#include "resample/cpu/offspring_to_ancestors.hpp"
 
 namespace resample::cpu {
 

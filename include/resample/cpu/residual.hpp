@@ -17,6 +17,7 @@
 
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/random.hpp"
+#include "resample/cpu/offspring_to_ancestors.hpp"
 #include "resample/cpu/weight_summary.hpp"
 
 namespace resample::cpu {
@@ -29,25 +30,6 @@ struct residual_prefix {
 
 inline bool operator<(const residual_prefix& a, const residual_prefix& b) {
   return a.quotient != b.quotient ? a.quotient < b.quotient : a.remainder < b.remainder;
-}
-
-/// Code 8 from offspring counts: ancestors sorted, block by block from exact prefix sums of o.
-template <class Exec, class Index>
-void offspring_to_ancestors(const Exec& ex, std::span<const std::uint64_t> o, std::span<Index> a) {
-  const std::size_t n = o.size();
-  std::vector<std::uint64_t> block_start(ex.blocks(n) + 1, 0);
-  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
-    std::uint64_t sum = 0;
-    for (std::size_t i = begin; i < end; ++i) sum += o[i];
-    block_start[b + 1] = sum;
-  });
-  for (std::size_t b = 1; b < block_start.size(); ++b) block_start[b] += block_start[b - 1];
-  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
-    std::uint64_t j = block_start[b];
-    for (std::size_t i = begin; i < end; ++i) {
-      for (std::uint64_t c = 0; c < o[i]; ++c) a[j++] = static_cast<Index>(i);
-    }
-  });
 }
 
 /// For i in [begin, end): o_i = floor(N q_i / Q) and r_i = N q_i - o_i Q (exact; no 128-bit division,
