@@ -61,6 +61,64 @@ void ancestors_to_offspring(const Exec& ex, std::span<const Index> a, std::span<
   });
 }
 
+/// One draw in the offspring form: o^i = #{j : a^j = i} for the ancestors `ancestors` would give.
+template <class Exec, class T, class Index>
+void offspring(const Exec& ex, scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> o,
+               const options& opt = {}) {
+  std::vector<Index> a(o.size());
+  ancestors(ex, s, lw, k, step, std::span<Index>(a), opt);
+  ancestors_to_offspring(ex, std::span<const Index>(a), o);
+}
+
+/// Inclusive prefix sum O^i = o^0 + ... + o^i (exact integers, so blocked sums agree).
+template <class Exec, class Index>
+void offspring_to_cumulative(const Exec& ex, std::span<const Index> o, std::span<Index> O) {
+  if (O.size() != o.size()) throw invalid_input("cumulative offspring output has the wrong size");
+  std::vector<Index> block_start(ex.blocks(o.size()) + 1, 0);
+  ex.for_blocks(o.size(), [&](std::size_t begin, std::size_t end, std::size_t b) {
+    Index sum = 0;
+    for (std::size_t i = begin; i < end; ++i) sum += o[i];
+    block_start[b + 1] = sum;
+  });
+  for (std::size_t b = 1; b < block_start.size(); ++b) block_start[b] += block_start[b - 1];
+  ex.for_blocks(o.size(), [&](std::size_t begin, std::size_t end, std::size_t b) {
+    Index running = block_start[b];
+    for (std::size_t i = begin; i < end; ++i) O[i] = running += o[i];
+  });
+}
+
+/// One draw in the cumulative-offspring form (what Codes 4 and 5 produce).
+template <class Exec, class T, class Index>
+void cumulative_offspring(const Exec& ex, scheme s, std::span<const T> lw, key k, std::uint32_t step,
+                          std::span<Index> O, const options& opt = {}) {
+  std::vector<Index> o(O.size());
+  offspring(ex, s, lw, k, step, std::span<Index>(o), opt);
+  offspring_to_cumulative(ex, std::span<const Index>(o), O);
+}
+
+/// Code 8: cumulative offspring O (non-decreasing, O^{N-1} = N) to sorted ancestors.
+template <class Exec, class Index>
+void cumulative_offspring_to_ancestors(const Exec& ex, std::span<const Index> O, std::span<Index> a) {
+  const std::size_t n = O.size();
+  if (a.size() != n) throw invalid_input("ancestor output has the wrong size");
+  for (std::size_t i = 0; i < n; ++i) {
+    if (O[i] < (i == 0 ? Index{0} : O[i - 1])) {
+      throw invalid_input("cumulative offspring decrease at index " + std::to_string(i), i);
+    }
+  }
+  if (n > 0 && static_cast<std::size_t>(O[n - 1]) != n) {
+    throw invalid_input("cumulative offspring end at " + std::to_string(O[n - 1]) + ", not at N = " + std::to_string(n),
+                        n - 1);
+  }
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+    for (std::size_t i = begin; i < end; ++i) {
+      for (auto j = static_cast<std::size_t>(i == 0 ? Index{0} : O[i - 1]); j < static_cast<std::size_t>(O[i]); ++j) {
+        a[j] = static_cast<Index>(i);
+      }
+    }
+  });
+}
+
 /// Code 7 with the library's deterministic semantics: PREPERMUTE's atomic minimum claims run in
 /// parallel (the minimum does not depend on order); the chase runs in index order, as in
 /// cpu_reference/permute_parallel.hpp, so every backend returns the same permutation.
@@ -102,6 +160,16 @@ double log_sum_exp(const Exec& ex, std::span<const T> lw) {
   const double log_mean = detail::fused(f, 6.93147180369123816490e-01,
                                         detail::fused(f, 1.90821492927058770002e-10, deterministic_log(to_double(s.total))));
   return static_cast<double>(s.max_log_w) + log_mean;
+}
+
+/// The log-likelihood increment of a particle filter step, log(sum_i w_t^i / sum_i w_{t-1}^i):
+/// lw_t are the log-weights after weighting (lw_{t-1} plus the log-likelihood of the observation),
+/// lw_prev those before. With resampling at every step lw_prev is constant and this is
+/// log mean exp(log g). Both sums exact (see log_sum_exp).
+template <class Exec, class T>
+double log_likelihood_increment(const Exec& ex, std::span<const T> lw_t, std::span<const T> lw_prev) {
+  if (lw_t.size() != lw_prev.size()) throw invalid_input("log-weights before and after have different sizes");
+  return log_sum_exp(ex, lw_t) - log_sum_exp(ex, lw_prev);
 }
 
 /// Effective sample size (sum w)^2 / sum w^2, with both sums exact in fixed point (w^2 is the
