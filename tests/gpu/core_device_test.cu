@@ -43,7 +43,9 @@ RESAMPLE_HOST_DEVICE sample compute(std::uint64_t i) {
   out.below_128_low = static_cast<std::uint64_t>(uniform_below(s, (static_cast<u128>(3) << 100) + 12345));
   out.normal = standard_normal(s);
   out.student = student_t(s, 5.0);
-  const double x = -745.0 + 1454.0 * uniform_open(s);
+  // An explicit fma: nvcc fuses a * b + c by default and g++ (ISO mode) does not, so a bare
+  // -745 + 1454 u gives different x, hence different exp(x), on the two sides.
+  const double x = detail::fused(1454.0, uniform_open(s), -745.0);
   out.exp_x = deterministic_exp(x);
   out.log_y = deterministic_log(uniform_open(s) * 1e300);
   out.quantised_low = static_cast<std::uint64_t>(quantise(uniform_open(s), 96) >> 20);
