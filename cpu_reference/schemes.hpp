@@ -20,32 +20,22 @@
 #include "cpu_reference/stratified.hpp"
 #include "cpu_reference/systematic.hpp"
 #include "cpu_reference/weights.hpp"
+#include "resample/core/options.hpp"
 
 namespace resample::reference {
 
-enum class scheme { multinomial, multinomial_sorted, stratified, systematic, residual, ssp, metropolis, rejection };
+// The library's one list of schemes (include/resample/core/options.hpp): every one has a reference
+// here but Megopolis, which is not in the paper.
+using resample::is_unbiased;
+using resample::name;
+using resample::scheme;
 
 inline constexpr std::array all_schemes = {
     scheme::multinomial, scheme::multinomial_sorted, scheme::stratified, scheme::systematic,
     scheme::residual,    scheme::ssp,                scheme::metropolis, scheme::rejection};
 
-/// The command-line name of a scheme.
-constexpr std::string_view name(scheme s) {
-  switch (s) {
-    case scheme::multinomial: return "multinomial";
-    case scheme::multinomial_sorted: return "multinomial-sorted";
-    case scheme::stratified: return "stratified";
-    case scheme::systematic: return "systematic";
-    case scheme::residual: return "residual";
-    case scheme::ssp: return "ssp";
-    case scheme::metropolis: return "metropolis";
-    case scheme::rejection: return "rejection";
-  }
-  return "?";
-}
-
-/// Whether E[o^i] = N w^i / W exactly. Metropolis is biased for finite B.
-constexpr bool is_unbiased(scheme s) { return s != scheme::metropolis; }
+/// Whether cpu_reference/ implements the scheme.
+constexpr bool has_reference(scheme s) { return s != scheme::megopolis; }
 
 inline std::optional<scheme> parse_scheme(std::string_view text) {
   for (const scheme s : all_schemes) {
@@ -97,8 +87,9 @@ std::vector<std::size_t> ancestors(scheme s, const weights& w, URBG& rng, const 
       return opt.rejection_log_bound
                  ? rejection_ancestors(std::span<const double>(w.log), *opt.rejection_log_bound, rng)
                  : rejection_ancestors(std::span<const double>(w.log), rng);
+    case scheme::megopolis: break;
   }
-  return {};
+  throw invalid_input("scheme '" + std::string(name(s)) + "' has no reference implementation");
 }
 
 }  // namespace resample::reference

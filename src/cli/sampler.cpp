@@ -30,15 +30,15 @@ std::string all_scheme_names() {
 }
 
 scheme_choice parse_scheme_on(const std::string& name, backend_kind b) {
-  scheme_choice c{name, reference::parse_scheme(name), std::nullopt};
+  std::optional<resample::scheme> found;
   for (const auto s : production_schemes) {
-    if (resample::name(s) == name) c.production = s;
+    if (resample::name(s) == name) found = s;
   }
-  if (!c.ref && !c.production) throw usage_error("unknown scheme '" + name + "' (one of: " + all_scheme_names() + ")");
-  if (b == backend_kind::reference && !c.ref) {
+  if (!found) throw usage_error("unknown scheme '" + name + "' (one of: " + all_scheme_names() + ")");
+  if (b == backend_kind::reference && !reference::has_reference(*found)) {
     throw usage_error("scheme '" + name + "' has no reference implementation (use --backend cpu or cpu-parallel)");
   }
-  return c;
+  return {name, *found};
 }
 
 sampler::sampler(backend_kind b, scheme_choice s, const reference::weights& w, const reference::options& opt,
@@ -61,13 +61,13 @@ sampler::sampler(backend_kind b, scheme_choice s, const reference::weights& w, c
 }
 
 std::vector<std::size_t> sampler::draw(std::uint32_t step) {
-  if (backend_ == backend_kind::reference) return reference::ancestors(*scheme_.ref, w_, rng_, ref_opt_);
+  if (backend_ == backend_kind::reference) return reference::ancestors(scheme_.s, w_, rng_, ref_opt_);
   std::vector<std::size_t> a(w_.size());
   const std::span<const double> lw(w_.log);
   if (pool_) {
-    cpu::ancestors(*pool_, *scheme_.production, lw, key_, step, std::span<std::size_t>(a), opt_);
+    cpu::ancestors(*pool_, scheme_.s, lw, key_, step, std::span<std::size_t>(a), opt_);
   } else {
-    cpu::ancestors(cpu::serial{}, *scheme_.production, lw, key_, step, std::span<std::size_t>(a), opt_);
+    cpu::ancestors(cpu::serial{}, scheme_.s, lw, key_, step, std::span<std::size_t>(a), opt_);
   }
   return a;
 }

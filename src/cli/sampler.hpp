@@ -21,11 +21,10 @@ namespace resample::cli {
 
 enum class backend_kind { reference, cpu, cpu_parallel };
 
-/// A scheme name as the command line knows it: a reference scheme, a production one, or both.
+/// A scheme as the command line names it.
 struct scheme_choice {
   std::string name;
-  std::optional<reference::scheme> ref;
-  std::optional<resample::scheme> production;
+  resample::scheme s;
 };
 
 /// --backend (default cpu-parallel); throws usage_error for unknown names.
