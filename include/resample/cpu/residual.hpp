@@ -32,21 +32,30 @@ inline bool operator<(const residual_prefix& a, const residual_prefix& b) {
   return a.quotient != b.quotient ? a.quotient < b.quotient : a.remainder < b.remainder;
 }
 
-/// For i in [begin, end): o_i = floor(N q_i / Q) and r_i = N q_i - o_i Q (exact; no 128-bit division,
-/// whose software routine dominated the time). Returns the sum of the o_i.
-template <class T>
-std::uint64_t split_expected_offspring(std::span<const T> lw, const weight_summary<T>& s, std::size_t begin,
-                                       std::size_t end, std::vector<std::uint64_t>& o, std::vector<u128>& r) {
+/// N q_i = f_i Q + r_i for every i, exactly: f_i = floor(N q_i / Q) by exact_comb::floor_ratio
+/// (no 128-bit division, whose software routine dominated the time) and r_i by one multiply-subtract.
+struct expected_offspring_split {
+  std::vector<std::uint64_t> floor;  ///< f_i; residual and SSP add their extra offspring here
+  std::vector<u128> remainder;       ///< r_i in [0, Q), the fraction r_i / Q of e_i
+  std::uint64_t floor_sum = 0;       ///< sum f_i <= N
+};
+
+template <class Exec, class T>
+expected_offspring_split split_expected_offspring(const Exec& ex, std::span<const T> lw, const weight_summary<T>& s) {
   const std::uint64_t n = lw.size();
   const exact_comb comb(s.total, n);
-  std::uint64_t sum = 0;
-  for (std::size_t i = begin; i < end; ++i) {
-    const u128 q = quantised_weight(lw[i], s.max_log_w, s.fraction);
-    o[i] = comb.floor_ratio(q);
-    r[i] = static_cast<u128>(n) * q - static_cast<u128>(o[i]) * s.total;
-    sum += o[i];
-  }
-  return sum;
+  expected_offspring_split out{std::vector<std::uint64_t>(n), std::vector<u128>(n), 0};
+  std::vector<std::uint64_t> block_sum(ex.blocks(n), 0);
+  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const u128 q = quantised_weight(lw[i], s.max_log_w, s.fraction);
+      out.floor[i] = comb.floor_ratio(q);
+      out.remainder[i] = static_cast<u128>(n) * q - static_cast<u128>(out.floor[i]) * s.total;
+      block_sum[b] += out.floor[i];
+    }
+  });
+  for (const auto f : block_sum) out.floor_sum += f;
+  return out;
 }
 
 template <class Exec, class T, class Index>
@@ -55,14 +64,7 @@ void residual_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint3
   const auto s = summarise(ex, lw);
   const std::size_t n = lw.size();
   const u128 Q = s.total;
-  std::vector<std::uint64_t> o(n);
-  std::vector<u128> r(n);
-  std::vector<std::uint64_t> block_floor(ex.blocks(n), 0);
-  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
-    block_floor[b] = split_expected_offspring(lw, s, begin, end, o, r);
-  });
-  std::uint64_t assigned = 0;
-  for (const auto f : block_floor) assigned += f;
+  auto [o, r, assigned] = split_expected_offspring(ex, lw, s);
   const std::uint64_t R = n - assigned;  // sum of exact floors of rationals summing to N: <= N
   if (R > 0) {
     // Residual prefix sums as (quotient, remainder) modulo Q; serial: O(N) additions.

@@ -26,11 +26,8 @@ void ssp_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint32_t s
   const auto s = summarise(ex, lw);
   const std::size_t n = lw.size();
   const u128 Q = s.total;
-  std::vector<std::uint64_t> o(n);
-  std::vector<u128> r(n);
-  ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
-    (void)split_expected_offspring(lw, s, begin, end, o, r);
-  });
+  auto [o, r, floor_sum] = split_expected_offspring(ex, lw, s);
+  (void)floor_sum;
   std::size_t carried = n;  // none
   for (std::size_t i = 0; i < n; ++i) {
     if (r[i] == 0) continue;
