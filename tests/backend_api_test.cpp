@@ -1,4 +1,4 @@
-// The production CPU backends' API beyond the parity of ancestors: bad input on every backend and
+// The production backends' API beyond the parity of ancestors: bad input on every backend and
 // scheme (same error, same first index, nothing written), the offspring and cumulative-offspring
 // forms and their conversions, the log-likelihood increment, and statistical agreement of each
 // scheme with its paper-faithful reference in cpu_reference/.
@@ -23,7 +23,10 @@ namespace {
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-class BackendBadInput : public testing::TestWithParam<scheme> {};
+class BackendBadInput : public testing::TestWithParam<scheme> {
+ protected:
+  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
+};
 
 /// Runs the scheme on every backend; each must throw invalid_input naming `message` and `index`,
 /// and leave the output as it was (poisoned with -7).
@@ -58,6 +61,7 @@ TEST_P(BackendBadInput, EveryBadInputNamesTheFirstIndex) {
   expect_refused(GetParam(), {}, "no weights: N = 0", std::nullopt);
 }
 
+#ifndef RESAMPLE_TEST_CUDA
 TEST_P(BackendBadInput, OutputOfTheWrongSize) {
   std::vector<std::int32_t> a(9);
   const std::vector<double> lw(10, 0.0);
@@ -65,10 +69,13 @@ TEST_P(BackendBadInput, OutputOfTheWrongSize) {
                invalid_input);
 }
 
+#endif
+
 INSTANTIATE_TEST_SUITE_P(Schemes, BackendBadInput, testing::ValuesIn(production_schemes),
                          [](const testing::TestParamInfo<scheme>& p) { return test::scheme_id(p.param); });
 
 TEST(BackendBadInput, SchemeOptions) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
   std::vector<double> lw(100, -2.0);
   lw[40] = 1.5;
   options bound;
@@ -80,6 +87,7 @@ TEST(BackendBadInput, SchemeOptions) {
   expect_refused(scheme::megopolis, lw, "eps must lie in (0, 1)", std::nullopt, eps);
 }
 
+#ifndef RESAMPLE_TEST_CUDA  // the CPU backends' own API (tests/gpu/cuda_backend_test.cpp has the cuda one)
 TEST(BackendBadInput, IndexTypeTooNarrow) {
   const std::vector<double> lw(200, 0.0);
   std::vector<std::int8_t> a(200);
@@ -192,6 +200,8 @@ TEST(FloatPolicy, Float64IsCloseButOrderDependent) {
   EXPECT_LT(worst, 1e-3);
   EXPECT_GT(differ, 0u) << "blocked double sums should round differently somewhere";
 }
+
+#endif
 
 }  // namespace
 }  // namespace resample

@@ -1,5 +1,6 @@
 // The central contract (DESIGN §3): for the same log-weights, key and step, every backend returns
-// the same ancestors bit for bit. Here `serial` against `parallel` with 1, 2, 3, 7 and 16 threads,
+// the same ancestors bit for bit. Here `serial` against `parallel` with 1, 2, 3, 7 and 16 threads
+// (or, built as cuda_parity_test, against `cuda`),
 // for every scheme, for float and double log-weights, int32 and int64 indices, and sizes from 1 to
 // 2^22, many of them no multiple of anything.
 #include <cstdint>
@@ -42,7 +43,10 @@ void expect_parity(scheme s, std::size_t n, bool with_zeros, const std::vector<t
   }
 }
 
-class ParityTest : public testing::TestWithParam<scheme> {};
+class ParityTest : public testing::TestWithParam<scheme> {
+ protected:
+  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
+};
 
 TEST_P(ParityTest, DoubleInt32) {
   for (const std::size_t n : parity_sizes) expect_parity<double, std::int32_t>(GetParam(), n, false);
@@ -59,12 +63,13 @@ TEST_P(ParityTest, WithZeroWeights) {
 TEST_P(ParityTest, LargeN) {
   options opt;
   opt.metropolis_steps = 3;
-  expect_parity<float, std::int32_t>(GetParam(), std::size_t{1} << 22, false, {{"serial", 0}, {"parallel_3", 3}}, opt);
+  expect_parity<float, std::int32_t>(GetParam(), std::size_t{1} << 22, false, test::large_n_backends(), opt);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, ParityTest, testing::ValuesIn(production_schemes),
                          [](const testing::TestParamInfo<scheme>& p) { return test::scheme_id(p.param); });
 
+#ifndef RESAMPLE_TEST_CUDA  // the CPU backends' own API (tests/gpu/cuda_backend_test.cpp has the cuda one)
 TEST(Parity, OffspringPermuteLogSumExpEss) {
   const auto lw = log_weights<double>(100003, 4.0, 5, true);
   const std::span<const double> view(lw);
@@ -104,6 +109,8 @@ TEST(Parity, BatchedEqualsSeparateCalls) {
         << "system " << b;
   }
 }
+
+#endif
 
 }  // namespace
 }  // namespace resample

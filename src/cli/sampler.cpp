@@ -7,11 +7,19 @@
 namespace resample::cli {
 
 backend_kind parse_backend(const args& a) {
-  const std::string name = a.text("backend").value_or("cpu-parallel");
+  const auto given = a.text("backend");
+  if (!given) return cuda_usable() ? backend_kind::cuda : backend_kind::cpu_parallel;
+  const std::string& name = *given;
   if (name == "reference") return backend_kind::reference;
   if (name == "cpu") return backend_kind::cpu;
   if (name == "cpu-parallel") return backend_kind::cpu_parallel;
-  throw usage_error("unknown backend '" + name + "' (this build has: reference, cpu, cpu-parallel)");
+  if (name == "cuda") {
+    if (!cuda_built()) throw usage_error("backend 'cuda' is not in this build (no CUDA compiler was found)");
+    if (!cuda_usable()) throw usage_error("backend 'cuda': no usable CUDA device on this machine");
+    return backend_kind::cuda;
+  }
+  throw usage_error("unknown backend '" + name + "' (this build has: reference, cpu, cpu-parallel" +
+                    (cuda_built() ? ", cuda)" : ")"));
 }
 
 std::string backend_name(backend_kind b) {
@@ -19,6 +27,7 @@ std::string backend_name(backend_kind b) {
     case backend_kind::reference: return "reference";
     case backend_kind::cpu: return "cpu";
     case backend_kind::cpu_parallel: return "cpu-parallel";
+    case backend_kind::cuda: return "cuda";
   }
   return "?";
 }
@@ -53,6 +62,7 @@ sampler::sampler(backend_kind b, scheme_choice s, const reference::weights& w, c
   opt_.metropolis_steps = opt.metropolis_steps;
   opt_.rejection_log_bound = opt.rejection_log_bound;
   if (b == backend_kind::cpu_parallel) pool_ = std::make_unique<cpu::parallel>(threads);
+  if (b == backend_kind::cuda) cuda_.reset(make_cuda_state(w_.log));
   const bool metropolis_type = scheme_.name == "metropolis" || scheme_.name == "megopolis";
   if (metropolis_type && b == backend_kind::reference) steps_ = reference::metropolis_steps_for(w_, ref_opt_);
   if (metropolis_type && b != backend_kind::reference) {
@@ -64,7 +74,9 @@ std::vector<std::size_t> sampler::draw(std::uint32_t step) {
   if (backend_ == backend_kind::reference) return reference::ancestors(scheme_.s, w_, rng_, ref_opt_);
   std::vector<std::size_t> a(w_.size());
   const std::span<const double> lw(w_.log);
-  if (pool_) {
+  if (cuda_) {
+    cuda_draw(*cuda_, scheme_.s, key_, step, opt_, a);
+  } else if (pool_) {
     cpu::ancestors(*pool_, scheme_.s, lw, key_, step, std::span<std::size_t>(a), opt_);
   } else {
     cpu::ancestors(cpu::serial{}, scheme_.s, lw, key_, step, std::span<std::size_t>(a), opt_);

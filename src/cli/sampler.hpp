@@ -1,5 +1,6 @@
 // One resampling scheme on one backend, behind one call: draw(step) -> N ancestors.
-//   cpu-parallel  (default) the exact core on a thread pool: the same bits as cpu
+//   cuda          (default where a GPU is present) the CUDA backend: the same bits as cpu
+//   cpu-parallel  (default otherwise) the exact core on a thread pool: the same bits as cpu
 //   cpu           the exact core, serial: a pure function of (weights, key, step)
 //   reference     the serial references of cpu_reference/ (mt19937 from --seed; draws in sequence)
 // The exact backends' key is (low 32 bits of --seed, high 32 bits); draw r uses step r.
@@ -19,7 +20,7 @@
 
 namespace resample::cli {
 
-enum class backend_kind { reference, cpu, cpu_parallel };
+enum class backend_kind { reference, cpu, cpu_parallel, cuda };
 
 /// A scheme as the command line names it.
 struct scheme_choice {
@@ -27,13 +28,27 @@ struct scheme_choice {
   resample::scheme s;
 };
 
-/// --backend (default cpu-parallel); throws usage_error for unknown names.
+/// --backend (default cuda where this build has it and a GPU is present, else cpu-parallel);
+/// throws usage_error for unknown names.
 backend_kind parse_backend(const args& a);
 std::string backend_name(backend_kind b);
 
 /// Throws usage_error for an unknown scheme, or one the backend does not have (naming those that do).
 scheme_choice parse_scheme_on(const std::string& name, backend_kind b);
 std::string all_scheme_names();
+
+/// The cuda backend's device buffers and workspace, kept across draws (sampler_cuda.cpp).
+struct cuda_state;
+struct cuda_state_deleter {
+  void operator()(cuda_state* s) const;
+};
+
+/// Whether this build has the cuda backend, and whether a device is present.
+bool cuda_built();
+bool cuda_usable();
+cuda_state* make_cuda_state(const std::vector<double>& log_weights);
+void cuda_draw(cuda_state& s, resample::scheme sch, key k, std::uint32_t step, const resample::options& opt,
+               std::vector<std::size_t>& a);
 
 class sampler {
  public:
@@ -52,6 +67,7 @@ class sampler {
   boost::random::mt19937 rng_;
   key key_;
   std::unique_ptr<cpu::parallel> pool_;
+  std::unique_ptr<cuda_state, cuda_state_deleter> cuda_;
   std::uint64_t steps_ = 0;
 };
 

@@ -14,7 +14,7 @@ namespace resample {
 
 /// B = max(1, ceil(ln eps / ln(1 - beta))), beta = mean w / max w = Q / (N 2^F) from the exact CDF
 /// (so B does not depend on the order of a floating-point sum). Requires 0 < eps < 1.
-inline std::uint64_t metropolis_steps_from_sum(u128 total, std::uint64_t n, int fraction, double eps) {
+RESAMPLE_HOST_DEVICE inline std::uint64_t metropolis_steps_from_sum(u128 total, std::uint64_t n, int fraction, double eps) {
   const double beta = to_double(total) / static_cast<double>(n) * std::ldexp(1.0, -fraction);
   const double b = std::ceil(deterministic_log(eps) / deterministic_log(1.0 - beta));
   if (!(b >= 1.0)) return 1;  // beta = 1 (equal weights) gives ln 0 = -inf and b = 0

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <span>
 #include <sstream>
 #include <string>
@@ -87,6 +89,24 @@ void validate_log_weights(std::span<const T> lw) {
 }  // namespace resample
 
 namespace resample {
+
+/// Throws invalid_input unless 1 <= N <= the largest size both the exact CDF and Index can address,
+/// and the output has N entries.
+template <class Index>
+void check_size(std::size_t n, std::size_t out_size) {
+  if (n == 0) throw invalid_input("no weights: N = 0");
+  if (out_size != n) {
+    throw invalid_input("output has " + std::to_string(out_size) + " entries for N = " + std::to_string(n) + " weights");
+  }
+  const auto largest_index = static_cast<std::uint64_t>(std::numeric_limits<Index>::max());
+  if (n - 1 > largest_index) {
+    throw invalid_input("N = " + std::to_string(n) + " is beyond the index type (largest index " +
+                        std::to_string(largest_index) + ")");
+  }
+  if (n > 0xFFFFFFFFull) {
+    throw invalid_input("N = " + std::to_string(n) + " is beyond the exact CDF (at most 2^32 - 1 particles)");
+  }
+}
 
 /// Ancestor (or any index) vector: every entry in [0, N), N = its length.
 template <class Index>

@@ -25,22 +25,7 @@ struct weight_summary {
   std::vector<u128> block_offset;  ///< C before each block's first element
 };
 
-/// Throws invalid_input unless 1 <= N <= the largest size both the exact CDF and Index can address.
-template <class Index>
-void check_size(std::size_t n, std::size_t out_size) {
-  if (n == 0) throw invalid_input("no weights: N = 0");
-  if (out_size != n) {
-    throw invalid_input("output has " + std::to_string(out_size) + " entries for N = " + std::to_string(n) + " weights");
-  }
-  const auto largest_index = static_cast<std::uint64_t>(std::numeric_limits<Index>::max());
-  if (n - 1 > largest_index) {
-    throw invalid_input("N = " + std::to_string(n) + " is beyond the index type (largest index " +
-                        std::to_string(largest_index) + ")");
-  }
-  if (n > exact_cdf_max_size) {
-    throw invalid_input("N = " + std::to_string(n) + " is beyond the exact CDF (at most 2^32 - 1 particles)");
-  }
-}
+using resample::check_size;
 
 template <class Exec, class T>
 weight_summary<T> summarise(const Exec& ex, std::span<const T> lw) {

@@ -1,0 +1,214 @@
+// The CUDA backend, timed with CUDA events (UseManualTime): one call per iteration on device
+// memory (float log-weights in, int32 ancestors out, the paper's weights), launch included.
+//
+//   cuda/<scheme>/float/exact/<N>       every scheme, N = 2^10 .. 2^26 (SSP, sequential: to 2^16)
+//   cuda/batched/<scheme>/4096x1024     4096 systems of 1024 particles, one block each
+//   cuda/graph/systematic/<N>           the call captured once in a CUDA graph, the graph replayed
+//   cuda/metropolis_y/<scheme>/<y>      N = 2^20, B from the eps rule, weights of dispersion y
+//   cuda/metropolis_B/<scheme>/<B>      N = 2^20, y = 2, B given
+//   cuda/copy/<N>                       cudaMemcpy device to device: the bandwidth yardstick
+//
+// Counters: bytes_moved (the roofline's bytes: 12 per particle for one system -- the log-weights
+// read twice, once for the max and once for the CDF, and the ancestors written; 8 for the batched
+// call, whose systems stay on chip between passes), copy_GBps (measured here, once) and
+// pct_copy_bw = bytes_moved / time / copy_GBps.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "cpu_reference/paper_weights.hpp"
+#include "resample/cuda/host.hpp"
+
+namespace {
+
+using resample::scheme;
+namespace cuda = resample::cuda;
+
+/// Events around one enqueue: the elapsed device time, launch overhead included.
+class event_timer {
+ public:
+  event_timer() {
+    cuda::check(cudaEventCreate(&start_), "cudaEventCreate");
+    cuda::check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~event_timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  template <class F>
+  double seconds(cudaStream_t stream, F&& enqueue) {
+    cuda::check(cudaEventRecord(start_, stream), "cudaEventRecord");
+    enqueue();
+    cuda::check(cudaEventRecord(stop_, stream), "cudaEventRecord");
+    cuda::check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+
+/// The device's copy bandwidth (read + write bytes per second of a 1 GiB device-to-device copy).
+double copy_bandwidth() {
+  static const double gbps = [] {
+    const std::size_t bytes = std::size_t{1} << 30;
+    cuda::host::device_vector<char> a(bytes), b(bytes);
+    event_timer t;
+    double best = 0;
+    for (int r = 0; r < 10; ++r) {
+      const double s = t.seconds(nullptr, [&] {
+        cuda::check(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+      });
+      best = std::max(best, 2.0 * static_cast<double>(bytes) / s / 1e9);
+    }
+    return best;
+  }();
+  return gbps;
+}
+
+/// The paper's log-weights ln phi(x + y), x ~ N(0, 1), on the device (cached per N and y).
+const float* device_weights(std::size_t n, double y) {
+  static std::map<std::pair<std::size_t, double>, std::unique_ptr<cuda::host::device_vector<float>>> cache;
+  auto& slot = cache[{n, y}];
+  if (!slot) {
+    resample::reference::default_urbg rng(42);
+    const auto lw = resample::reference::paper_log_weights(n, y, rng);
+    const std::vector<float> f(lw.begin(), lw.end());
+    slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
+  }
+  return slot->data();
+}
+
+void report(benchmark::State& state, std::size_t n, double bytes_per_particle) {
+  const double bytes = bytes_per_particle * static_cast<double>(n);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+  state.counters["bytes_moved"] = bytes;
+  state.counters["copy_GBps"] = copy_bandwidth();
+  state.counters["pct_copy_bw"] = benchmark::Counter(bytes / 1e9 / copy_bandwidth() * 100 * static_cast<double>(state.iterations()),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void single(benchmark::State& state, scheme s, double y, const resample::options& opt) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const float* lw = device_weights(n, y);
+  cuda::host::device_vector<std::int32_t> a(n);
+  cuda::workspace ws;
+  ws.ancestors(s, lw, n, resample::key{1, 0}, 0, a.data(), opt);  // allocates once
+  const auto status = ws.check();
+  event_timer t;
+  std::uint32_t step = 1;
+  for (auto _ : state) {
+    state.SetIterationTime(t.seconds(nullptr, [&] { ws.ancestors(s, lw, n, resample::key{1, 0}, step++, a.data(), opt); }));
+  }
+  ws.check();
+  report(state, n, 12);
+  if (s == scheme::metropolis || s == scheme::megopolis) state.counters["B"] = static_cast<double>(status.steps);
+}
+
+void batched(benchmark::State& state, scheme s) {
+  const std::size_t systems = 4096, size = 1024, n = systems * size;
+  const float* lw = device_weights(n, 2.0);
+  std::vector<std::uint64_t> offsets(systems + 1);
+  for (std::size_t b = 0; b <= systems; ++b) offsets[b] = b * size;
+  const cuda::host::device_vector<std::uint64_t> d_off{std::span<const std::uint64_t>(offsets)};
+  cuda::host::device_vector<std::int32_t> a(n);
+  cuda::workspace ws;
+  ws.ancestors_batched(s, lw, d_off.data(), systems, n, resample::key{1, 0}, 0, a.data());
+  ws.check();
+  event_timer t;
+  std::uint32_t step = 1;
+  for (auto _ : state) {
+    state.SetIterationTime(t.seconds(
+        nullptr, [&] { ws.ancestors_batched(s, lw, d_off.data(), systems, n, resample::key{1, 0}, step++, a.data()); }));
+  }
+  ws.check();
+  report(state, n, 8);
+}
+
+void graph(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const float* lw = device_weights(n, 2.0);
+  cuda::host::device_vector<std::int32_t> a(n);
+  cudaStream_t stream;
+  cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cuda::workspace ws(stream);
+  ws.ancestors(scheme::systematic, lw, n, resample::key{1, 0}, 0, a.data());
+  ws.check();
+  cudaGraph_t g;
+  cuda::check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  ws.ancestors(scheme::systematic, lw, n, resample::key{1, 0}, 1, a.data());
+  cuda::check(cudaStreamEndCapture(stream, &g), "cudaStreamEndCapture");
+  cudaGraphExec_t exec;
+  cuda::check(cudaGraphInstantiate(&exec, g, 0), "cudaGraphInstantiate");
+  event_timer t;
+  for (auto _ : state) {
+    state.SetIterationTime(t.seconds(stream, [&] { cuda::check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }));
+  }
+  ws.check();
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(stream);
+  report(state, n, 12);
+}
+
+void copy(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  cuda::host::device_vector<float> x(n);
+  cuda::host::device_vector<float> y(n);
+  event_timer t;
+  for (auto _ : state) {
+    state.SetIterationTime(t.seconds(nullptr, [&] {
+      cuda::check(cudaMemcpyAsync(y.data(), x.data(), n * sizeof(float), cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+    }));
+  }
+  report(state, n, 8);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!cuda::device_available()) {
+    std::fprintf(stderr, "bench_cuda: no CUDA device\n");
+    return 0;
+  }
+  for (const auto s : resample::production_schemes) {
+    const std::string name(resample::name(s));
+    const std::int64_t largest = s == scheme::ssp ? 1 << 16 : 1 << 26;
+    benchmark::RegisterBenchmark(("cuda/" + name + "/float/exact").c_str(), [s](benchmark::State& st) {
+      single(st, s, 2.0, {});
+    })->RangeMultiplier(4)->Range(1 << 10, largest)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  for (const auto s : {scheme::systematic, scheme::stratified, scheme::metropolis, scheme::megopolis, scheme::rejection}) {
+    benchmark::RegisterBenchmark(("cuda/batched/" + std::string(resample::name(s)) + "/4096x1024").c_str(),
+                                 [s](benchmark::State& st) { batched(st, s); })
+        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("cuda/graph/systematic", graph)->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 20)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  for (const auto s : {scheme::metropolis, scheme::megopolis}) {
+    const std::string name(resample::name(s));
+    for (const double y : {0.0, 1.0, 2.0, 4.0}) {
+      benchmark::RegisterBenchmark(("cuda/metropolis_y/" + name + "/y=" + std::to_string(static_cast<int>(y))).c_str(),
+                                   [s, y](benchmark::State& st) { single(st, s, y, {}); })
+          ->Arg(1 << 20)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    }
+    for (const std::uint64_t B : {8, 32, 128, 512}) {
+      resample::options opt;
+      opt.metropolis_steps = B;
+      benchmark::RegisterBenchmark(("cuda/metropolis_B/" + name + "/B=" + std::to_string(B)).c_str(),
+                                   [s, opt](benchmark::State& st) { single(st, s, 2.0, opt); })
+          ->Arg(1 << 20)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    }
+  }
+  benchmark::RegisterBenchmark("cuda/copy", copy)->RangeMultiplier(4)->Range(1 << 10, 1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

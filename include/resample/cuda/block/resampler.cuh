@@ -1,0 +1,192 @@
+// Block-level resampling for user kernels that keep one particle system per thread block (and for
+// the batched call). Device code; include from .cu files compiled with nvcc.
+//
+//   using resampler = resample::cuda::block::resampler<float, std::int32_t, 256>;
+//   __shared__ typename resampler::TempStorage tmp;
+//   resampler r(tmp);
+//   const auto s = r.summarise(lw, n);                 // max, validation, Q: one pass for each
+//   if (s.code == resample::cuda::status_code::ok) r.systematic(lw, n, s, key, step, a);
+//
+// The block walks its system in chunks of BlockThreads particles, one per thread: the max and
+// the exact sum Q of the quantised weights by block reductions, then C_i by a block scan carried
+// from chunk to chunk, O^i by exact_comb, and a^j written from the chunk's O staged in shared
+// memory (write_tile_ancestors' search). The same per-particle arithmetic as resample::cpu, so a
+// system gets the bits of a serial call on it. lw and a are the system's own (global memory);
+// a system of 1024 floats stays in L1 between the passes. Shared memory: about 4 bytes per thread
+// plus CUB's storage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include "resample/core/exact_cdf.hpp"
+#include "resample/core/exact_offspring.hpp"
+#include "resample/core/metropolis_rule.hpp"
+#include "resample/core/random.hpp"
+#include "resample/cuda/status.hpp"
+
+namespace resample::cuda::block {
+
+/// What summarise found: the verdict (ok, bad_log_weight at `index`, all_weights_zero) and the
+/// exact CDF's parameters.
+template <class T>
+struct summary {
+  status_code code;
+  std::size_t index;
+  T max_log_w;
+  int fraction;
+  u128 total;
+};
+
+template <class T, class Index, int BlockThreads>
+class resampler {
+  using reduce_u64 = cub::BlockReduce<unsigned long long, BlockThreads>;
+  using reduce_u128 = cub::BlockReduce<u128, BlockThreads>;
+  using scan_u128 = cub::BlockScan<u128, BlockThreads>;
+  struct max_op {
+    __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a > b ? a : b; }
+  };
+
+ public:
+  struct TempStorage {
+    union {
+      typename reduce_u64::TempStorage r64;
+      typename reduce_u128::TempStorage r128;
+      typename scan_u128::TempStorage scan;
+    } cub;
+    std::uint32_t O[BlockThreads];
+    unsigned long long word[2];
+    u128 wide;
+  };
+
+  __device__ explicit resampler(TempStorage& tmp) : tmp_(tmp) {}
+
+  /// Validates lw[0, n), finds its max and the exact sum Q. Every thread gets the result.
+  __device__ summary<T> summarise(const T* lw, std::size_t n) {
+    T best = -std::numeric_limits<T>::infinity();
+    unsigned long long bad = 0;  // ~i of the first NaN / +inf
+    for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) {
+      const T x = lw[i];
+      if (isnan(x) || x == std::numeric_limits<T>::infinity()) bad = max(bad, ~static_cast<unsigned long long>(i));
+      else best = max(best, x);
+    }
+    bad = reduce_u64(tmp_.cub.r64).Reduce(bad, max_op{});
+    __syncthreads();
+    // max over T through an order-preserving key (x > -inf here, or the system is all zero)
+    const double bx = static_cast<double>(best) == 0 ? 0.0 : static_cast<double>(best);
+    const auto bits = static_cast<unsigned long long>(__double_as_longlong(bx));
+    unsigned long long key = (bits >> 63) ? ~bits : bits | (1ULL << 63);
+    key = reduce_u64(tmp_.cub.r64).Reduce(key, max_op{});
+    if (threadIdx.x == 0) {
+      tmp_.word[0] = bad;
+      tmp_.word[1] = key;
+    }
+    __syncthreads();
+    bad = tmp_.word[0];
+    key = tmp_.word[1];
+    __syncthreads();
+    const unsigned long long b = (key >> 63) ? (key & ~(1ULL << 63)) : ~key;
+    summary<T> s{status_code::ok, 0, static_cast<T>(__longlong_as_double(static_cast<long long>(b))),
+                 fraction_bits(n), 0};
+    if (bad != 0) {
+      s.code = status_code::bad_log_weight;
+      s.index = static_cast<std::size_t>(~bad);
+      return s;
+    }
+    if (s.max_log_w == -std::numeric_limits<T>::infinity()) {
+      s.code = status_code::all_weights_zero;
+      return s;
+    }
+    u128 sum = 0;
+    for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) sum += quantised_weight(lw[i], s.max_log_w, s.fraction);
+    sum = reduce_u128(tmp_.cub.r128).Sum(sum);
+    if (threadIdx.x == 0) tmp_.wide = sum;
+    __syncthreads();
+    s.total = tmp_.wide;
+    __syncthreads();
+    return s;
+  }
+
+  /// Systematic (Code 5) resampling fused with Code 8; a[0, n) local indices.
+  __device__ void systematic(const T* lw, std::size_t n, const summary<T>& s, key k, std::uint32_t step, Index* a) {
+    const exact_comb comb(s.total, n);
+    const std::uint32_t U = philox_stream(k, shared_index, step).next();
+    comb_walk(lw, n, s, a, [&](u128 C) { return comb.systematic(C, U); });
+  }
+
+  /// Stratified (Code 4) resampling fused with Code 8.
+  __device__ void stratified(const T* lw, std::size_t n, const summary<T>& s, key k, std::uint32_t step, Index* a) {
+    const exact_comb comb(s.total, n);
+    comb_walk(lw, n, s, a, [&](u128 C) { return comb.stratified(C, k, step); });
+  }
+
+  /// Metropolis (proposal uniform) or Megopolis (proposal i + off_b) with B steps.
+  __device__ void metropolis(const T* lw, std::size_t n, std::uint64_t steps, bool megopolis, key k, std::uint32_t step,
+                             Index* a) {
+    constexpr T zero = -std::numeric_limits<T>::infinity();
+    const std::uint64_t size = n;
+    for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) {
+      philox_stream rng(k, i, step);
+      std::uint64_t current = i;
+      for (std::uint64_t b = 0; b < steps || lw[current] == zero; ++b) {
+        std::uint64_t j;
+        if (megopolis) {
+          philox_stream offset_rng(k, shared_index - 1 - b, step);
+          j = (i + uniform_below(offset_rng, size)) % size;
+        } else {
+          j = uniform_below(rng, size);
+        }
+        if (metropolis_accept(lw[j], lw[current], uniform_open(rng))) current = j;
+      }
+      a[i] = static_cast<Index>(current);
+    }
+  }
+
+  /// Rejection with the bound exp(log_bound) >= every weight.
+  __device__ void rejection(const T* lw, std::size_t n, double log_bound, key k, std::uint32_t step, Index* a) {
+    const std::uint64_t size = n;
+    for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) {
+      philox_stream rng(k, i, step);
+      std::uint64_t j = i;
+      while (!(uniform_open(rng) < deterministic_exp(static_cast<double>(lw[j]) - log_bound))) j = uniform_below(rng, size);
+      a[i] = static_cast<Index>(j);
+    }
+  }
+
+ private:
+  template <class Cumulative>
+  __device__ void comb_walk(const T* lw, std::size_t n, const summary<T>& s, Index* a, Cumulative cumulative) {
+    u128 carry = 0;
+    std::uint64_t O_begin = 0;
+    for (std::size_t base = 0; base < n; base += BlockThreads) {
+      const std::size_t i = base + threadIdx.x;
+      const u128 q = i < n ? quantised_weight(lw[i], s.max_log_w, s.fraction) : 0;
+      u128 before, chunk;
+      scan_u128(tmp_.cub.scan).ExclusiveSum(q, before, chunk);
+      tmp_.O[threadIdx.x] = static_cast<std::uint32_t>(cumulative(carry + before + q));
+      __syncthreads();
+      const int count = static_cast<int>(min(n - base, static_cast<std::size_t>(BlockThreads)));
+      const std::uint64_t O_end = tmp_.O[count - 1];
+      for (std::uint64_t j = O_begin + threadIdx.x; j < O_end; j += BlockThreads) {
+        int lo = 0, hi = count - 1;
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (tmp_.O[mid] > j) hi = mid;
+          else lo = mid + 1;
+        }
+        a[j] = static_cast<Index>(base + lo);
+      }
+      O_begin = O_end;
+      carry += chunk;
+      __syncthreads();
+    }
+  }
+
+  TempStorage& tmp_;
+};
+
+}  // namespace resample::cuda::block

@@ -1,0 +1,200 @@
+// The CUDA backend's public entry points for log-weights: host checks, the two-phase protocol, and
+// dispatch to the per-scheme files; the offspring and cumulative forms; log-sum-exp and ESS; and
+// check_status, which turns a device verdict into the CPU backends' exception.
+#include <cmath>
+#include <string>
+
+#include "detail/code8.cuh"
+#include "detail/schemes.hpp"
+#include "resample/core/validate.hpp"
+#include "resample/cuda/resample.hpp"
+
+namespace resample::cuda {
+namespace detail {
+namespace {
+
+/// The host-side checks of resample::cpu for a call with these arguments.
+template <class Index>
+void check_call(scheme s, std::size_t n, const options& opt) {
+  check_size<Index>(n, n);
+  const bool cdf_scheme = s == scheme::multinomial || s == scheme::stratified || s == scheme::systematic;
+  if (cdf_scheme && opt.cdf != precision::exact) {
+    throw invalid_input("the cuda backend has the exact CDF only (float32 / float64 CDFs are on the CPU backends)");
+  }
+  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
+      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
+    throw invalid_input("Metropolis eps must lie in (0, 1), got " + resample::detail::format_value(opt.metropolis_eps));
+  }
+  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
+    throw invalid_input("rejection bound must be finite, got log bound " +
+                        resample::detail::format_value(*opt.rejection_log_bound));
+  }
+}
+
+template <class T, class Index>
+std::size_t enqueue_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+                              const options& opt, cudaStream_t stream) {
+  switch (s) {
+    case scheme::systematic:
+    case scheme::stratified: return comb_ancestors(d_temp, s, lw, n, k, step, a, stream);
+    case scheme::multinomial: return multinomial_ancestors(d_temp, false, lw, n, k, step, a, stream);
+    case scheme::multinomial_sorted: return multinomial_ancestors(d_temp, true, lw, n, k, step, a, stream);
+    case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step, a, stream);
+    case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step, a, stream);
+    case scheme::metropolis:
+    case scheme::megopolis:
+    case scheme::rejection: return chain_ancestors(d_temp, s, lw, n, k, step, a, opt, stream);
+  }
+  throw invalid_input("unknown scheme");
+}
+
+template <class Index>
+__global__ void zero_counts(std::size_t n, const device_status* st, Index* o) {
+  const std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
+  if (i < n && st->code == 0) o[i] = 0;
+}
+
+template <class Index>
+__global__ void count_ancestors(const Index* __restrict__ a, std::size_t n, const device_status* st, Index* o) {
+  const std::size_t j = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
+  if (j >= n || st->code != 0) return;
+  using atomic_t = std::conditional_t<sizeof(Index) == 4, unsigned int, unsigned long long>;
+  atomicAdd(reinterpret_cast<atomic_t*>(o + a[j]), atomic_t{1});
+}
+
+/// The offspring (and, when O is given, cumulative) form: ancestors into temp storage after the
+/// scheme's own, then counted.
+template <class T, class Index>
+void enqueue_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
+                       std::uint32_t step, Index* o, Index* O, const options& opt, cudaStream_t stream) {
+  check_call<Index>(s, n, opt);
+  const std::size_t scheme_bytes = enqueue_ancestors<T, Index>(nullptr, s, lw, n, k, step, nullptr, opt, stream);
+  carve c(d_temp);
+  void* scheme_temp = c.take<char>(scheme_bytes);  // offset 0: its status is the call's status
+  auto* a = c.take<Index>(n);
+  std::size_t scan_bytes = 0;
+  if (O) {
+    check(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, o, O, static_cast<int64_t>(n)),
+          "cub::DeviceScan::InclusiveSum (size)");
+  }
+  void* scan_temp = c.take<char>(scan_bytes);
+  if (measure_only(d_temp, temp_bytes, c.bytes())) return;
+  const auto* st = static_cast<const device_status*>(scheme_temp);
+  enqueue_ancestors<T, Index>(scheme_temp, s, lw, n, k, step, a, opt, stream);
+  zero_counts<Index><<<grid_for(n), block_threads, 0, stream>>>(n, st, o);
+  check_launch("zero_counts");
+  count_ancestors<Index><<<grid_for(n), block_threads, 0, stream>>>(a, n, st, o);
+  check_launch("count_ancestors");
+  if (O) {
+    check(cub::DeviceScan::InclusiveSum(scan_temp, scan_bytes, o, O, static_cast<int64_t>(n), stream),
+          "cub::DeviceScan::InclusiveSum (offspring)");
+  }
+}
+
+template <class T>
+void enqueue_reduction(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result, bool ess,
+                       cudaStream_t stream) {
+  if (n == 0) throw invalid_input("no weights: N = 0");
+  if (n > exact_cdf_max_size) {
+    throw invalid_input("N = " + std::to_string(n) + " is beyond the exact CDF (at most 2^32 - 1 particles)");
+  }
+  const std::size_t tiles = tile_count(n);
+  carve c(d_temp);
+  auto* st = c.take<device_status>(1);
+  auto* sums = c.take<u128>(tiles);
+  auto* squares = ess ? c.take<u128>(tiles) : nullptr;
+  if (measure_only(d_temp, temp_bytes, c.bytes())) return;
+  finish_request req;
+  req.lse = !ess;
+  req.ess = ess;
+  req.d_result = d_result;
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, squares, req, stream);
+}
+
+}  // namespace
+}  // namespace detail
+
+template <class T, class Index>
+void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
+               Index* a, const options& opt, cudaStream_t stream) {
+  detail::check_call<Index>(s, n, opt);
+  const std::size_t needed = detail::enqueue_ancestors<T, Index>(nullptr, s, lw, n, k, step, a, opt, stream);
+  if (detail::measure_only(d_temp, temp_bytes, needed)) return;
+  detail::enqueue_ancestors<T, Index>(d_temp, s, lw, n, k, step, a, opt, stream);
+}
+
+template <class T, class Index>
+void offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
+               Index* o, const options& opt, cudaStream_t stream) {
+  detail::enqueue_offspring<T, Index>(d_temp, temp_bytes, s, lw, n, k, step, o, nullptr, opt, stream);
+}
+
+template <class T, class Index>
+void cumulative_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
+                          std::uint32_t step, Index* O, const options& opt, cudaStream_t stream) {
+  // The counts go to O first and are summed in place.
+  detail::enqueue_offspring<T, Index>(d_temp, temp_bytes, s, lw, n, k, step, O, O, opt, stream);
+}
+
+template <class T>
+void log_sum_exp(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
+                 cudaStream_t stream) {
+  detail::enqueue_reduction(d_temp, temp_bytes, lw, n, d_result, false, stream);
+}
+
+template <class T>
+void effective_sample_size(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
+                           cudaStream_t stream) {
+  detail::enqueue_reduction(d_temp, temp_bytes, lw, n, d_result, true, stream);
+}
+
+device_status check_status(const void* d_temp, cudaStream_t stream) {
+  if (d_temp == nullptr) throw invalid_input("check_status: no temp storage");
+  device_status st{};
+  check(cudaMemcpyAsync(&st, d_temp, sizeof st, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (status)");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  const auto index = static_cast<std::size_t>(st.index);
+  switch (static_cast<status_code>(st.code)) {
+    case status_code::ok: return st;
+    case status_code::bad_log_weight: throw_bad_log_weight(st.value, index);
+    case status_code::all_weights_zero: throw_all_log_weights_zero();
+    case status_code::above_bound:
+      throw invalid_input("rejection bound (log " + resample::detail::format_value(st.bound) + ") is below the log-weight " +
+                              resample::detail::format_value(st.value) + " at index " + std::to_string(index),
+                          index);
+    case status_code::bad_ancestor:
+      throw invalid_input("ancestor at index " + std::to_string(index) + " is " + std::to_string(st.integer) +
+                              ", outside [0, " + std::to_string(st.n) + ")",
+                          index);
+    case status_code::cumulative_decreases:
+      throw invalid_input("cumulative offspring decrease at index " + std::to_string(index), index);
+    case status_code::cumulative_end:
+      throw invalid_input("cumulative offspring end at " + std::to_string(st.integer) + ", not at N = " +
+                              std::to_string(st.n),
+                          index);
+    case status_code::batch_offsets:
+      throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
+    case status_code::batch_system_empty:
+      throw invalid_input("system " + std::to_string(index) + " of the batch is empty (offsets must increase)", index);
+  }
+  throw invalid_input("unknown device status " + std::to_string(st.code));
+}
+
+#define RESAMPLE_INSTANTIATE(T, Index)                                                                                \
+  template void ancestors<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, Index*,  \
+                                    const options&, cudaStream_t);                                                   \
+  template void offspring<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, Index*,  \
+                                    const options&, cudaStream_t);                                                   \
+  template void cumulative_offspring<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key,             \
+                                               std::uint32_t, Index*, const options&, cudaStream_t);
+RESAMPLE_INSTANTIATE(float, std::int32_t)
+RESAMPLE_INSTANTIATE(float, std::int64_t)
+RESAMPLE_INSTANTIATE(double, std::int32_t)
+RESAMPLE_INSTANTIATE(double, std::int64_t)
+#undef RESAMPLE_INSTANTIATE
+template void log_sum_exp<float>(void*, std::size_t&, const float*, std::size_t, double*, cudaStream_t);
+template void log_sum_exp<double>(void*, std::size_t&, const double*, std::size_t, double*, cudaStream_t);
+template void effective_sample_size<float>(void*, std::size_t&, const float*, std::size_t, double*, cudaStream_t);
+template void effective_sample_size<double>(void*, std::size_t&, const double*, std::size_t, double*, cudaStream_t);
+
+}  // namespace resample::cuda

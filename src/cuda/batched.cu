@@ -1,0 +1,164 @@
+// Many particle systems in one call: one thread block per system, built from block/resampler.cuh.
+// System b (lw[offsets[b], offsets[b+1])) is resampled exactly as a call of its own with key
+// {seed, stream + b}: the bits of resample::cpu::ancestors_batched.
+//
+//   check_offsets_pass: offsets must run from 0 to N and increase (CPU's host check, on the device).
+//   batched_pass:       block b summarises its system (max, validation, Q), derives B (Metropolis)
+//                       or the bound (rejection), and resamples. A system with bad input records
+//                       the first offending global index and writes nothing; the others are
+//                       resampled (each system is a call of its own).
+//   batched_verdict:    the first failing system's error, in the CPU's message (local index).
+#include "detail/pipeline.cuh"
+#include "resample/cuda/block/resampler.cuh"
+#include "resample/cuda/resample.hpp"
+
+namespace resample::cuda {
+namespace detail {
+namespace {
+
+__global__ void check_offsets_pass(const std::uint64_t* offsets, std::size_t systems, std::size_t n,
+                                   device_status* st) {
+  const std::size_t b = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
+  if (b == 0 && (offsets[0] != 0 || offsets[systems] != n)) st->code = static_cast<int>(status_code::batch_offsets);
+  if (b < systems && offsets[b + 1] <= offsets[b]) flag_first(&st->first_bad, b);
+}
+
+/// The options a batched kernel needs, as plain data.
+struct options_view {
+  bool has_bound;
+  double bound;
+  bool steps_given;
+  std::uint64_t steps;
+  double eps;
+};
+
+/// A failing system's report, packed so that one atomicMax keeps the lowest global index with
+/// its kind: (2^56 - 1 - index) << 8 | kind. Kept in device_status::first_above.
+__device__ inline unsigned long long pack_failure(std::size_t index, status_code why) {
+  return ((((1ULL << 56) - 1) - index) << 8) | static_cast<unsigned long long>(why);
+}
+
+// Slots of device_status used by the batched call: first_bad = ~(first empty system) from
+// check_offsets_pass; first_above = the packed first failure from batched_pass.
+template <class T, class Index>
+__global__ void __launch_bounds__(block_threads)
+    batched_pass(scheme s, const T* __restrict__ lw, const std::uint64_t* offsets, key k, std::uint32_t step,
+                 Index* a, options_view opt, device_status* st) {
+  if (st->code != 0 || st->first_bad != 0) return;
+  using resampler = block::resampler<T, Index, block_threads>;
+  __shared__ typename resampler::TempStorage tmp;
+  resampler r(tmp);
+  const std::size_t begin = offsets[blockIdx.x];
+  const std::size_t n = offsets[blockIdx.x + 1] - begin;
+  const T* x = lw + begin;
+  Index* out = a + begin;
+  const key system_key{k.seed, k.stream + static_cast<std::uint32_t>(blockIdx.x)};
+  const auto sm = r.summarise(x, n);
+  std::size_t fail = n;
+  status_code why = sm.code;
+  double log_bound = static_cast<double>(sm.max_log_w);
+  if (sm.code == status_code::bad_log_weight) fail = sm.index;
+  else if (sm.code == status_code::all_weights_zero) fail = 0;
+  else if (s == scheme::rejection && opt.has_bound && static_cast<double>(sm.max_log_w) > opt.bound) {
+    log_bound = opt.bound;
+    why = status_code::above_bound;
+    for (std::size_t i = 0; i < n; ++i) {  // the first one, as the CPU
+      if (static_cast<double>(x[i]) > opt.bound) {
+        fail = i;
+        break;
+      }
+    }
+  } else if (opt.has_bound) {
+    log_bound = opt.bound;
+  }
+  if (fail < n) {
+    if (threadIdx.x == 0) atomicMax(&st->first_above, pack_failure(begin + fail, why));
+    return;
+  }
+  switch (s) {
+    case scheme::systematic: r.systematic(x, n, sm, system_key, step, out); break;
+    case scheme::stratified: r.stratified(x, n, sm, system_key, step, out); break;
+    case scheme::rejection: r.rejection(x, n, log_bound, system_key, step, out); break;
+    default: {
+      const std::uint64_t steps =
+          opt.steps_given ? opt.steps : metropolis_steps_from_sum(sm.total, n, sm.fraction, opt.eps);
+      r.metropolis(x, n, steps, s == scheme::megopolis, system_key, step, out);
+    }
+  }
+}
+
+template <class T>
+__global__ void batched_verdict(const T* lw, const std::uint64_t* offsets, std::size_t systems, std::size_t n,
+                                double bound, device_status* st) {
+  st->n = n;
+  st->bound = bound;
+  if (st->code != 0) return;  // batch_offsets
+  if (st->first_bad != 0) {
+    st->code = static_cast<int>(status_code::batch_system_empty);
+    st->index = ~st->first_bad;
+    return;
+  }
+  if (st->first_above == 0) return;
+  const std::size_t g = ((1ULL << 56) - 1) - (st->first_above >> 8);
+  std::size_t lo = 0, hi = systems;  // the system holding g: offsets[lo] <= g < offsets[lo + 1]
+  while (hi - lo > 1) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (offsets[mid] <= g) lo = mid;
+    else hi = mid;
+  }
+  st->code = static_cast<int>(st->first_above & 0xff);
+  st->index = g - offsets[lo];
+  st->value = static_cast<double>(lw[g]);
+  st->n = offsets[lo + 1] - offsets[lo];
+}
+
+}  // namespace
+}  // namespace detail
+
+template <class T, class Index>
+void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, const std::uint64_t* offsets,
+                       std::size_t systems, std::size_t n, key k, std::uint32_t step, Index* a, const options& opt,
+                       cudaStream_t stream) {
+  if (systems == 0) throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
+  if (s != scheme::systematic && s != scheme::stratified && s != scheme::metropolis && s != scheme::megopolis &&
+      s != scheme::rejection) {
+    throw invalid_input("the cuda backend's batched call supports systematic, stratified, metropolis, megopolis and "
+                        "rejection; got " + std::string(name(s)));
+  }
+  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
+      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
+    throw invalid_input("Metropolis eps must lie in (0, 1), got " + resample::detail::format_value(opt.metropolis_eps));
+  }
+  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
+    throw invalid_input("rejection bound must be finite, got log bound " +
+                        resample::detail::format_value(*opt.rejection_log_bound));
+  }
+  if (n >= (std::size_t{1} << 56)) throw invalid_input("batched call: N must be below 2^56");
+  if (systems > 0x7fffffffULL) throw invalid_input("batched call: too many systems for one grid");
+  detail::carve c(d_temp);
+  auto* st = c.take<device_status>(1);
+  if (detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
+  const detail::options_view view{opt.rejection_log_bound.has_value(), opt.rejection_log_bound.value_or(0.0),
+                                  opt.metropolis_steps.has_value(), opt.metropolis_steps.value_or(0),
+                                  opt.metropolis_eps};
+  check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
+  detail::check_offsets_pass<<<detail::grid_for(systems), detail::block_threads, 0, stream>>>(offsets, systems, n, st);
+  check_launch("check_offsets_pass");
+  detail::batched_pass<T, Index><<<static_cast<unsigned>(systems), detail::block_threads, 0, stream>>>(
+      s, lw, offsets, k, step, a, view, st);
+  check_launch("batched_pass");
+  detail::batched_verdict<T><<<1, 1, 0, stream>>>(lw, offsets, systems, n, view.bound, st);
+  check_launch("batched_verdict");
+}
+
+#define RESAMPLE_INSTANTIATE(T, Index)                                                                           \
+  template void ancestors_batched<T, Index>(void*, std::size_t&, scheme, const T*, const std::uint64_t*,        \
+                                            std::size_t, std::size_t, key, std::uint32_t, Index*, const options&, \
+                                            cudaStream_t);
+RESAMPLE_INSTANTIATE(float, std::int32_t)
+RESAMPLE_INSTANTIATE(float, std::int64_t)
+RESAMPLE_INSTANTIATE(double, std::int32_t)
+RESAMPLE_INSTANTIATE(double, std::int64_t)
+#undef RESAMPLE_INSTANTIATE
+
+}  // namespace resample::cuda

@@ -1,0 +1,73 @@
+// Systematic (Code 5) and stratified (Code 4) resampling on the exact CDF, fused with Code 8.
+//
+//   comb_pass: block t takes particles [2048 t, 2048 (t + 1)): 256 threads x 8 consecutive items,
+//   loaded through shared memory; C_i = (tile offset) + block scan of q_i in 128 bits; O^i from
+//   exact_comb (systematic: one U for all strata; stratified: U_K of the stratum K that C_i falls
+//   in); O staged in shared memory (8 KiB) and a^j = i written for O^{i-1} <= j < O^i by
+//   write_tile_ancestors. CPU twins: resample::cpu::systematic_ancestors / stratified_ancestors
+//   (comb_ancestors.hpp), the same exact_comb per particle, hence the same bits.
+//
+// Passes over the log-weights: max, tile sums, comb (3 reads, 1 write of the ancestors).
+#include "detail/pipeline.cuh"
+#include "detail/schemes.hpp"
+
+namespace resample::cuda::detail {
+namespace {
+
+template <class T, class Index, bool Stratified>
+__global__ void __launch_bounds__(block_threads)
+    comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets, key k,
+              std::uint32_t step, Index* a) {
+  if (st->code != 0) return;
+  __shared__ typename tile_prefix<T>::TempStorage tmp;
+  __shared__ std::uint32_t O_s[tile_items];
+  __shared__ std::uint64_t O_begin;
+  const std::size_t begin = blockIdx.x * std::size_t{tile_items};
+  const u128 offset = offsets[blockIdx.x];
+  const exact_comb comb(st->total, n);
+  const std::uint32_t U = Stratified ? 0 : philox_stream(k, shared_index, step).next();
+  auto cumulative = [&](u128 C) -> std::uint64_t {
+    return Stratified ? comb.stratified(C, k, step) : comb.systematic(C, U);
+  };
+  u128 c[items_per_thread], before;
+  tile_prefix<T>::run(tmp, lw, n, begin, static_cast<T>(st->max_log_w), st->fraction, offset, c, before);
+#pragma unroll
+  for (int m = 0; m < items_per_thread; ++m) {
+    O_s[threadIdx.x * items_per_thread + m] = static_cast<std::uint32_t>(cumulative(c[m]));
+  }
+  if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : cumulative(offset);
+  __syncthreads();
+  const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
+  write_tile_ancestors(O_s, O_begin, count, begin, a);
+}
+
+}  // namespace
+
+template <class T, class Index>
+std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+                           cudaStream_t stream) {
+  const std::size_t tiles = tile_count(n);
+  carve c(d_temp);
+  auto* st = c.take<device_status>(1);
+  auto* sums = c.take<u128>(tiles);
+  if (d_temp == nullptr) return c.bytes();
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
+  if (s == scheme::stratified) {
+    comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, a);
+  } else {
+    comb_pass<T, Index, false><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, a);
+  }
+  check_launch("comb_pass");
+  return c.bytes();
+}
+
+#define RESAMPLE_INSTANTIATE(T, Index)                                                                            \
+  template std::size_t comb_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, std::uint32_t, Index*, \
+                                                cudaStream_t);
+RESAMPLE_INSTANTIATE(float, std::int32_t)
+RESAMPLE_INSTANTIATE(float, std::int64_t)
+RESAMPLE_INSTANTIATE(double, std::int32_t)
+RESAMPLE_INSTANTIATE(double, std::int64_t)
+#undef RESAMPLE_INSTANTIATE
+
+}  // namespace resample::cuda::detail

@@ -1,0 +1,309 @@
+// The passes every log-weight operation of the CUDA backend starts with, and the pieces its
+// kernels share. CPU twin: resample::cpu::summarise (weight_summary.hpp).
+//
+//   max_pass     max_i lw_i, the first NaN / +inf and the first log-weight above a rejection bound,
+//                grid-stride, one atomic per block on order-preserving keys (max and min are exact,
+//                so any order gives the CPU's answer).
+//   tile_pass    Q_t = sum of q_i over tile t (2048 particles), q_i the exact CDF's quantised weight;
+//                tiles run last-to-first, so the first blocks find in L2 what max_pass read last.
+//   finish_pass  one block: the verdict (CPU order: bad value, all zero, bound), the exclusive
+//                prefix of the Q_t in place (the tile offsets C_{begin-1}), Q, and what a scheme
+//                derives from them (Metropolis' B, log-sum-exp, ESS).
+//
+// Later kernels return at once when the verdict is bad, so nothing is written.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include "resample/core/exact_cdf.hpp"
+#include "resample/core/exact_offspring.hpp"
+#include "resample/core/metropolis_rule.hpp"
+#include "resample/core/random.hpp"
+#include "resample/core/validate.hpp"
+#include "resample/cuda/error.hpp"
+#include "resample/cuda/status.hpp"
+
+namespace resample::cuda::detail {
+
+inline constexpr int block_threads = 256;
+inline constexpr int items_per_thread = 8;
+inline constexpr int tile_items = block_threads * items_per_thread;
+inline constexpr int finish_threads = 1024;
+
+inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
+inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
+  return static_cast<unsigned>((threads + block - 1) / block);
+}
+
+/// Carves one temp-storage allocation into aligned arrays; with a null base it only measures.
+class carve {
+ public:
+  explicit carve(void* base) : base_(static_cast<char*>(base)) {}
+  template <class X>
+  X* take(std::size_t count) {
+    offset_ = aligned(offset_);
+    X* p = base_ ? reinterpret_cast<X*>(base_ + offset_) : nullptr;
+    offset_ += count * sizeof(X);
+    return p;
+  }
+  [[nodiscard]] std::size_t bytes() const { return aligned(offset_); }
+
+ private:
+  static std::size_t aligned(std::size_t x) { return (x + 255) / 256 * 256; }
+  char* base_;
+  std::size_t offset_ = 0;
+};
+
+/// Two-phase protocol: returns true when the call only measures (d_temp null); throws when the
+/// caller's storage is too small.
+inline bool measure_only(void* d_temp, std::size_t& temp_bytes, std::size_t needed) {
+  if (d_temp == nullptr) {
+    temp_bytes = needed;
+    return true;
+  }
+  if (temp_bytes < needed) {
+    throw invalid_input("CUDA temp storage of " + std::to_string(temp_bytes) + " bytes is too small: this call needs " +
+                        std::to_string(needed));
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Order-preserving keys: atomicMax on unsigned 64-bit integers gives the largest double (-0 as +0;
+// its sign cannot change any quantised weight). Key 0 is below every double.
+__device__ inline unsigned long long order_key(double x) {
+  if (x == 0) x = 0;
+  const auto b = static_cast<unsigned long long>(__double_as_longlong(x));
+  return (b >> 63) ? ~b : b | (1ULL << 63);
+}
+__device__ inline double from_order_key(unsigned long long k) {
+  const unsigned long long b = (k >> 63) ? (k & ~(1ULL << 63)) : ~k;
+  return __longlong_as_double(static_cast<long long>(b));
+}
+
+__device__ inline bool summary_failed(const device_status& st) {
+  return st.first_bad != 0 || st.max_key <= order_key(-std::numeric_limits<double>::infinity());
+}
+
+struct max_u64 {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a > b ? a : b; }
+};
+
+/// Records index i as a candidate for "first offending index" (~i under atomicMax).
+__device__ inline void flag_first(unsigned long long* slot, std::size_t i) { atomicMax(slot, ~static_cast<unsigned long long>(i)); }
+
+// ---------------------------------------------------------------------------------------------
+template <class T>
+__global__ void __launch_bounds__(block_threads)
+    max_pass(const T* __restrict__ lw, std::size_t n, double bound, device_status* st) {
+  using reduce = cub::BlockReduce<unsigned long long, block_threads>;
+  __shared__ typename reduce::TempStorage tmp;
+  unsigned long long best = 0, bad = 0, above = 0;
+  const bool check_bound = !isnan(bound);
+  for (std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * block_threads) {
+    const double x = static_cast<double>(lw[i]);
+    if (isnan(x) || x == std::numeric_limits<double>::infinity()) {
+      bad = max(bad, ~static_cast<unsigned long long>(i));
+    } else {
+      best = max(best, order_key(x));
+      if (check_bound && x > bound) above = max(above, ~static_cast<unsigned long long>(i));
+    }
+  }
+  best = reduce(tmp).Reduce(best, max_u64{});
+  __syncthreads();
+  bad = reduce(tmp).Reduce(bad, max_u64{});
+  __syncthreads();
+  above = reduce(tmp).Reduce(above, max_u64{});
+  if (threadIdx.x == 0) {
+    if (best) atomicMax(&st->max_key, best);
+    if (bad) atomicMax(&st->first_bad, bad);
+    if (above) atomicMax(&st->first_above, above);
+  }
+}
+
+/// Q_t for each tile (and the sum of quantised w^2 when `squares` is given).
+template <class T>
+__global__ void __launch_bounds__(block_threads)
+    tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, const device_status* st, u128* sums,
+              u128* squares) {
+  if (summary_failed(*st)) return;
+  using reduce = cub::BlockReduce<u128, block_threads>;
+  __shared__ typename reduce::TempStorage tmp;
+  const std::size_t tile = gridDim.x - 1 - blockIdx.x;
+  const std::size_t begin = tile * tile_items;
+  const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
+  u128 sum = 0, sum_sq = 0;
+#pragma unroll
+  for (int m = 0; m < items_per_thread; ++m) {
+    const std::size_t i = begin + m * block_threads + threadIdx.x;
+    if (i < n) {
+      const double w = deterministic_exp(static_cast<double>(lw[i]) - max_lw);
+      sum += quantise(w, fraction);
+      if (squares) sum_sq += quantise(w * w, fraction);
+    }
+  }
+  sum = reduce(tmp).Sum(sum);
+  if (threadIdx.x == 0) sums[tile] = sum;
+  if (squares) {
+    __syncthreads();
+    sum_sq = reduce(tmp).Sum(sum_sq);
+    if (threadIdx.x == 0) squares[tile] = sum_sq;
+  }
+}
+
+/// What finish_pass derives beyond Q.
+struct finish_request {
+  bool metropolis = false;                ///< compute B
+  double eps = 0.01;                      ///< ... from the eps rule
+  bool steps_given = false;               ///< ... unless given:
+  unsigned long long fixed_steps = 0;
+  bool lse = false;                       ///< log-sum-exp into result
+  bool ess = false;                       ///< ESS into result (needs squares)
+  double* d_result = nullptr;             ///< where to copy the result too
+};
+
+template <class T>
+__global__ void __launch_bounds__(finish_threads)
+    finish_pass(const T* lw, std::size_t n, int fraction, double bound, device_status* st, u128* sums,
+                u128* squares, std::size_t tiles, finish_request req) {
+  using scan = cub::BlockScan<u128, finish_threads>;
+  using reduce = cub::BlockReduce<u128, finish_threads>;
+  __shared__ union {
+    typename scan::TempStorage scan;
+    typename reduce::TempStorage reduce;
+  } tmp;
+  __shared__ int verdict;
+  if (threadIdx.x == 0) {
+    int code = static_cast<int>(status_code::ok);
+    if (st->first_bad != 0) {
+      code = static_cast<int>(status_code::bad_log_weight);
+      st->index = ~st->first_bad;
+      st->value = static_cast<double>(lw[st->index]);
+    } else if (summary_failed(*st)) {
+      code = static_cast<int>(status_code::all_weights_zero);
+    } else if (st->first_above != 0) {
+      code = static_cast<int>(status_code::above_bound);
+      st->index = ~st->first_above;
+      st->value = static_cast<double>(lw[st->index]);
+    }
+    st->code = code;
+    st->n = n;
+    st->fraction = fraction;
+    st->bound = bound;
+    st->max_log_w = code == 0 ? static_cast<double>(static_cast<T>(from_order_key(st->max_key))) : 0.0;
+    verdict = code;
+  }
+  __syncthreads();
+  if (verdict != 0) return;
+  u128 carry = 0;
+  for (std::size_t base = 0; base < tiles; base += finish_threads) {
+    const std::size_t t = base + threadIdx.x;
+    const u128 x = t < tiles ? sums[t] : 0;
+    u128 before, chunk;
+    scan(tmp.scan).ExclusiveSum(x, before, chunk);
+    if (t < tiles) sums[t] = carry + before;
+    carry += chunk;
+    __syncthreads();
+  }
+  u128 sq = 0;
+  if (squares) {
+    for (std::size_t t = threadIdx.x; t < tiles; t += finish_threads) sq += squares[t];
+    sq = reduce(tmp.reduce).Sum(sq);
+  }
+  if (threadIdx.x == 0) {
+    st->total = carry;
+    st->squares = sq;
+    if (req.metropolis) {
+      st->steps = req.steps_given ? req.fixed_steps : metropolis_steps_from_sum(carry, n, fraction, req.eps);
+    }
+    if (req.lse) {
+      // As resample::cpu::log_sum_exp: ln Q - F ln 2 with ln 2 in two parts and explicit fmas.
+      const double f = -static_cast<double>(fraction);
+      const double log_mean = resample::detail::fused(
+          f, 6.93147180369123816490e-01,
+          resample::detail::fused(f, 1.90821492927058770002e-10, deterministic_log(to_double(carry))));
+      st->result = st->max_log_w + log_mean;
+    }
+    if (req.ess) {
+      const double sum_w = to_double(carry);
+      st->result = sum_w / to_double(sq) * sum_w;
+    }
+    if (req.d_result) *req.d_result = st->result;
+  }
+}
+
+/// Enqueues max_pass, tile_pass and finish_pass: after them, status holds the verdict, Q and F,
+/// and `sums[t]` the C before tile t. `squares` (tile count entries, or null) for the ESS.
+template <class T>
+void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128* sums, u128* squares,
+               const finish_request& req, cudaStream_t stream) {
+  const int fraction = fraction_bits(n);
+  const std::size_t tiles = tile_count(n);
+  check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
+  const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles * 2, 4096));
+  max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
+  check_launch("max_pass");
+  tile_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, st, sums, squares);
+  check_launch("tile_pass");
+  finish_pass<T><<<1, finish_threads, 0, stream>>>(lw, n, fraction, bound, st, sums, squares, tiles, req);
+  check_launch("finish_pass");
+}
+
+// ---------------------------------------------------------------------------------------------
+/// One tile's exact prefix sums: thread t's items are particles begin + t * items .. (blocked),
+/// loaded through shared memory (coalesced); c[m] = C at its m-th item (inclusive), `before` = C
+/// before its first item. Out-of-range items count as zero weights.
+template <class T>
+struct tile_prefix {
+  using load = cub::BlockLoad<T, block_threads, items_per_thread, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+  using scan = cub::BlockScan<u128, block_threads>;
+  union TempStorage {
+    typename load::TempStorage load;
+    typename scan::TempStorage scan;
+  };
+
+  __device__ static void run(TempStorage& tmp, const T* lw, std::size_t n, std::size_t begin, T max_lw, int fraction,
+                             u128 offset, u128 (&c)[items_per_thread], u128& before) {
+    T x[items_per_thread];
+    const int valid = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
+    load(tmp.load).Load(lw + begin, x, valid, -std::numeric_limits<T>::infinity());
+    u128 running = 0;
+#pragma unroll
+    for (int m = 0; m < items_per_thread; ++m) c[m] = running += quantised_weight(x[m], max_lw, fraction);
+    __syncthreads();  // the load's storage is the scan's
+    u128 excl;
+    scan(tmp.scan).ExclusiveSum(running, excl);
+    before = offset + excl;
+#pragma unroll
+    for (int m = 0; m < items_per_thread; ++m) c[m] += before;
+  }
+};
+
+/// Code 8 for one tile of particles: O[m] is the cumulative offspring of particle first + m
+/// (m < count, O[count - 1] = O_end), O_begin that of the particle before. Writes a^j for every
+/// j in [O_begin, O_end): the first m with O[m] > j, by binary search in shared memory, so the
+/// block shares the writes evenly however the offspring are spread, and they are coalesced.
+template <class Index>
+__device__ void write_tile_ancestors(const std::uint32_t* O, std::uint64_t O_begin, int count, std::size_t first,
+                                     Index* a) {
+  const std::uint64_t O_end = O[count - 1];
+  for (std::uint64_t j = O_begin + threadIdx.x; j < O_end; j += blockDim.x) {
+    int lo = 0, hi = count - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (O[mid] > j) hi = mid;
+      else lo = mid + 1;
+    }
+    a[j] = static_cast<Index>(first + lo);
+  }
+}
+
+}  // namespace resample::cuda::detail

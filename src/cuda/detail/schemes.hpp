@@ -1,0 +1,36 @@
+// The CUDA backend's per-scheme enqueue functions, one .cu file each. Each returns the temp bytes it
+// needs and, when d_temp is not null, enqueues its kernels on `stream` (temp storage starts with
+// the device_status). Host checks are done by the caller (ancestors.cu).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "resample/core/options.hpp"
+#include "resample/core/philox.hpp"
+
+namespace resample::cuda::detail {
+
+/// Systematic (Code 5) or stratified (Code 4) fused with Code 8: comb.cu.
+template <class T, class Index>
+std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+                           cudaStream_t stream);
+
+/// Multinomial (Code 2) and its sorted form: multinomial.cu.
+template <class T, class Index>
+std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::size_t n, key k, std::uint32_t step,
+                                  Index* a, cudaStream_t stream);
+
+/// Residual and SSP: residual.cu.
+template <class T, class Index>
+std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t n, key k, std::uint32_t step,
+                               Index* a, cudaStream_t stream);
+
+/// Metropolis, Megopolis and rejection: metropolis.cu.
+template <class T, class Index>
+std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+                            const options& opt, cudaStream_t stream);
+
+}  // namespace resample::cuda::detail

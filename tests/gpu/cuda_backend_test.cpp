@@ -1,0 +1,300 @@
+// The cuda backend's API beyond the shared parity tests (cuda_parity_test, cuda_backend_api_test):
+// the offspring and cumulative forms, the conversions, Code 7's permutation, log-sum-exp, ESS and
+// the batched call, each equal bit for bit to resample::cpu; the raw two-phase API (temp sizes,
+// a stream, nothing written on bad input, capture in a CUDA graph and replay); sizes around the
+// 2048-particle tile and large N; skewed weights that put every offspring in one tile.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cpu_reference/paper_weights.hpp"
+#include "resample/cpu/resample.hpp"
+#include "resample/cuda/host.hpp"
+
+namespace resample {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (!cuda::device_available()) GTEST_SKIP() << "no CUDA device: the cuda backend is not tested here"
+
+constexpr std::size_t sizes[] = {1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 6143, 10000, 100003};
+
+std::vector<double> log_weights(std::size_t n, double y, unsigned seed, bool with_zeros = false) {
+  reference::default_urbg rng(seed);
+  auto lw = reference::paper_log_weights(n, y, rng);
+  if (with_zeros) {
+    for (std::size_t i = 0; i < n; i += 3) lw[i] = -std::numeric_limits<double>::infinity();
+    lw[n / 2] = 0;
+  }
+  return lw;
+}
+
+template <class X>
+std::span<const X> view(const std::vector<X>& v) {
+  return std::span<const X>(v);
+}
+
+class CudaForms : public testing::TestWithParam<scheme> {
+ protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(CudaForms, OffspringAndCumulativeEqualCpu) {
+  const scheme s = GetParam();
+  for (const std::size_t n : sizes) {
+    const auto lw = log_weights(n, 2.0, static_cast<unsigned>(n), n > 2);
+    std::vector<std::int64_t> o_cpu(n), o_gpu(n), O_cpu(n), O_gpu(n);
+    cpu::offspring(cpu::serial{}, s, view(lw), key{4, 4}, 9, std::span<std::int64_t>(o_cpu));
+    cuda::host::offspring(s, view(lw), key{4, 4}, 9, std::span<std::int64_t>(o_gpu));
+    ASSERT_EQ(o_gpu, o_cpu) << "N = " << n;
+    cpu::cumulative_offspring(cpu::serial{}, s, view(lw), key{4, 4}, 9, std::span<std::int64_t>(O_cpu));
+    cuda::host::cumulative_offspring(s, view(lw), key{4, 4}, 9, std::span<std::int64_t>(O_gpu));
+    ASSERT_EQ(O_gpu, O_cpu) << "N = " << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, CudaForms, testing::ValuesIn(production_schemes),
+                         [](const testing::TestParamInfo<scheme>& p) {
+                           std::string id(name(p.param));
+                           for (char& c : id) c = c == '-' ? '_' : c;
+                           return id;
+                         });
+
+TEST(CudaConversions, EqualCpuOnRandomAncestors) {
+  SKIP_WITHOUT_GPU();
+  for (const std::size_t n : sizes) {
+    reference::default_urbg rng(static_cast<unsigned>(n) + 1);
+    // Clustered ancestors (many losers, long chases) and uniform ones.
+    for (const std::size_t spread : {std::size_t{1} + n / 16, n}) {
+      std::vector<std::int32_t> a(n);
+      for (auto& x : a) x = static_cast<std::int32_t>(rng() % spread);
+      std::vector<std::int32_t> o_cpu(n), o_gpu(n), O_cpu(n), O_gpu(n), back_cpu(n), back_gpu(n), c_cpu(n), c_gpu(n);
+      cpu::ancestors_to_offspring(cpu::serial{}, view(a), std::span<std::int32_t>(o_cpu));
+      cuda::host::ancestors_to_offspring(view(a), std::span<std::int32_t>(o_gpu));
+      ASSERT_EQ(o_gpu, o_cpu) << "N = " << n;
+      cpu::offspring_to_cumulative(cpu::serial{}, view(o_cpu), std::span<std::int32_t>(O_cpu));
+      cuda::host::offspring_to_cumulative(view(o_cpu), std::span<std::int32_t>(O_gpu));
+      ASSERT_EQ(O_gpu, O_cpu) << "N = " << n;
+      cpu::cumulative_offspring_to_ancestors(cpu::serial{}, view(O_cpu), std::span<std::int32_t>(back_cpu));
+      cuda::host::cumulative_offspring_to_ancestors(view(O_cpu), std::span<std::int32_t>(back_gpu));
+      ASSERT_EQ(back_gpu, back_cpu) << "N = " << n;
+      cpu::permute(cpu::serial{}, view(a), std::span<std::int32_t>(c_cpu));
+      cuda::host::permute(view(a), std::span<std::int32_t>(c_gpu));
+      ASSERT_EQ(c_gpu, c_cpu) << "N = " << n << ", spread " << spread;
+    }
+  }
+}
+
+TEST(CudaConversions, BadInputNamesTheFirstIndexAndWritesNothing) {
+  SKIP_WITHOUT_GPU();
+  std::vector<std::int64_t> a(5000, 3);
+  a[4000] = 5000;
+  a[4500] = -1;
+  std::vector<std::int64_t> out(a.size(), -7);
+  try {
+    cuda::host::permute(view(a), std::span<std::int64_t>(out));
+    ADD_FAILURE() << "accepted an ancestor outside [0, N)";
+  } catch (const invalid_input& e) {
+    EXPECT_STREQ(e.what(), "ancestor at index 4000 is 5000, outside [0, 5000)");
+    EXPECT_EQ(e.index(), 4000u);
+  }
+  EXPECT_THROW(cuda::host::ancestors_to_offspring(view(a), std::span<std::int64_t>(out)), invalid_input);
+  EXPECT_EQ(out, std::vector<std::int64_t>(a.size(), -7));
+  std::vector<std::int64_t> O = {0, 2, 1, 3};
+  try {
+    cuda::host::cumulative_offspring_to_ancestors(view(O), std::span<std::int64_t>(out).first(4));
+    ADD_FAILURE() << "accepted decreasing cumulative offspring";
+  } catch (const invalid_input& e) {
+    EXPECT_STREQ(e.what(), "cumulative offspring decrease at index 2");
+  }
+  O = {0, 1, 2, 3};
+  try {
+    cuda::host::cumulative_offspring_to_ancestors(view(O), std::span<std::int64_t>(out).first(4));
+    ADD_FAILURE() << "accepted cumulative offspring that end below N";
+  } catch (const invalid_input& e) {
+    EXPECT_STREQ(e.what(), "cumulative offspring end at 3, not at N = 4");
+    EXPECT_EQ(e.index(), 3u);
+  }
+}
+
+TEST(CudaReductions, LogSumExpAndEssEqualCpu) {
+  SKIP_WITHOUT_GPU();
+  for (const std::size_t n : sizes) {
+    const auto lw = log_weights(n, 4.0, static_cast<unsigned>(n) + 7, n > 2);
+    EXPECT_EQ(cuda::host::log_sum_exp(view(lw)), cpu::log_sum_exp(cpu::serial{}, view(lw))) << "N = " << n;
+    EXPECT_EQ(cuda::host::effective_sample_size(view(lw)), cpu::effective_sample_size(cpu::serial{}, view(lw)))
+        << "N = " << n;
+    const std::vector<float> lwf(lw.begin(), lw.end());
+    EXPECT_EQ(cuda::host::log_sum_exp(view(lwf)), cpu::log_sum_exp(cpu::serial{}, view(lwf))) << "N = " << n;
+  }
+}
+
+class CudaBatched : public testing::TestWithParam<scheme> {
+ protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+};
+
+TEST_P(CudaBatched, EqualsCpuBatched) {
+  const auto lw = log_weights(20000, 2.0, 9, true);
+  const std::vector<std::size_t> offsets = {0, 1, 2, 1000, 1033, 3081, 4999, 5000, 12000, 20000};
+  std::vector<std::int32_t> cpu_a(lw.size()), gpu_a(lw.size());
+  options opt;
+  opt.metropolis_steps = 20;
+  cpu::ancestors_batched(cpu::serial{}, GetParam(), view(lw), offsets, key{2, 10}, 5, std::span<std::int32_t>(cpu_a), opt);
+  cuda::host::ancestors_batched(GetParam(), view(lw), offsets, key{2, 10}, 5, std::span<std::int32_t>(gpu_a), opt);
+  EXPECT_EQ(gpu_a, cpu_a);
+  // Many equal systems, the benchmark shape, with the eps rule.
+  const auto many = log_weights(64 * 1024, 1.0, 3);
+  std::vector<std::size_t> even(65);
+  for (std::size_t b = 0; b <= 64; ++b) even[b] = b * 1024;
+  std::vector<std::int64_t> cpu_m(many.size()), gpu_m(many.size());
+  cpu::ancestors_batched(cpu::serial{}, GetParam(), view(many), even, key{5, 0}, 1, std::span<std::int64_t>(cpu_m));
+  cuda::host::ancestors_batched(GetParam(), view(many), even, key{5, 0}, 1, std::span<std::int64_t>(gpu_m));
+  EXPECT_EQ(gpu_m, cpu_m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, CudaBatched,
+                         testing::Values(scheme::systematic, scheme::stratified, scheme::metropolis, scheme::megopolis,
+                                         scheme::rejection),
+                         [](const testing::TestParamInfo<scheme>& p) { return std::string(name(p.param)); });
+
+TEST(CudaBatched, BadSystemIsReportedWithItsLocalIndex) {
+  SKIP_WITHOUT_GPU();
+  auto lw = log_weights(3000, 1.0, 4);
+  lw[2100] = std::numeric_limits<double>::quiet_NaN();
+  lw[2900] = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::size_t> offsets = {0, 1000, 2000, 3000};
+  std::vector<std::int32_t> a(lw.size(), -7);
+  try {
+    cuda::host::ancestors_batched(scheme::systematic, view(lw), offsets, key{}, 0, std::span<std::int32_t>(a));
+    ADD_FAILURE() << "accepted a NaN";
+  } catch (const invalid_input& e) {
+    EXPECT_STREQ(e.what(), "log-weight at index 100 is NaN");
+  }
+  const std::vector<std::size_t> empty = {0, 1000, 1000, 3000};
+  EXPECT_THROW(cuda::host::ancestors_batched(scheme::systematic, view(lw), empty, key{}, 0, std::span<std::int32_t>(a)),
+               invalid_input);
+  EXPECT_THROW(cuda::host::ancestors_batched(scheme::residual, view(lw), offsets, key{}, 0, std::span<std::int32_t>(a)),
+               invalid_input);
+}
+
+/// Weights that give every offspring to one particle, or to a few in one tile: one block writes
+/// all N ancestors.
+TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::size_t n = 300000;
+  std::vector<float> lw(n, -std::numeric_limits<float>::infinity());
+  lw[123456] = 0.0f;
+  lw[123457] = -0.5f;
+  lw[7] = -40.0f;
+  for (const scheme s : production_schemes) {
+    std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+    cpu::ancestors(cpu::serial{}, s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(cpu_a));
+    cuda::host::ancestors(s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(gpu_a));
+    EXPECT_EQ(gpu_a, cpu_a) << name(s);
+  }
+}
+
+/// The raw API: two phases, a stream of our own, no output on bad input, and a CUDA graph.
+class CudaRawApi : public testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_GPU();
+    cuda::check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(CudaRawApi, TooLittleTempStorageIsRefused) {
+  std::size_t bytes = 0;
+  cuda::ancestors<float, std::int32_t>(nullptr, bytes, scheme::systematic, nullptr, 5000, key{}, 0, nullptr);
+  EXPECT_GT(bytes, sizeof(cuda::device_status));
+  cuda::workspace ws(stream_);
+  ws.reserve(bytes);
+  std::size_t less = bytes - 1;
+  auto call = [&] {
+    cuda::ancestors<float, std::int32_t>(ws.data(), less, scheme::systematic, nullptr, 5000, key{}, 0, nullptr, {},
+                                         stream_);
+  };
+  EXPECT_THROW(call(), invalid_input);
+}
+
+TEST_F(CudaRawApi, BadInputWritesNothingAndIsReportedByCheck) {
+  auto lw = log_weights(70000, 1.0, 2);
+  lw[65000] = std::numeric_limits<double>::infinity();
+  lw[66000] = std::numeric_limits<double>::quiet_NaN();
+  const cuda::host::device_vector<double> d_lw(view(lw));
+  const std::vector<std::int64_t> poison(lw.size(), -7);
+  cuda::host::device_vector<std::int64_t> d_a(view(poison));
+  cuda::workspace ws(stream_);
+  for (const scheme s : production_schemes) {
+    ws.ancestors(s, d_lw.data(), lw.size(), key{}, 0, d_a.data());
+    try {
+      ws.check();
+      ADD_FAILURE() << name(s) << " accepted +inf";
+    } catch (const invalid_input& e) {
+      EXPECT_STREQ(e.what(), "log-weight at index 65000 is +inf") << name(s);
+      EXPECT_EQ(e.index(), 65000u);
+    }
+    std::vector<std::int64_t> a(lw.size());
+    d_a.copy_to(std::span<std::int64_t>(a));
+    EXPECT_EQ(a, poison) << name(s) << " wrote output";
+  }
+}
+
+TEST_F(CudaRawApi, CapturedInAGraphAndReplayed) {
+  const std::size_t n = 4096;
+  const auto lw = log_weights(n, 2.0, 11);
+  const std::vector<float> lwf(lw.begin(), lw.end());
+  const cuda::host::device_vector<float> d_lw(view(lwf));
+  cuda::host::device_vector<std::int32_t> d_a(n);
+  cuda::workspace ws(stream_);
+  std::size_t bytes = 0;
+  cuda::ancestors<float, std::int32_t>(nullptr, bytes, scheme::systematic, d_lw.data(), n, key{3, 0}, 0, d_a.data());
+  ws.reserve(bytes);  // the only allocation, before capture
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted, scheme::megopolis}) {
+    std::size_t need = 0;
+    cuda::ancestors<float, std::int32_t>(nullptr, need, s, d_lw.data(), n, key{3, 0}, 0, d_a.data());
+    ws.reserve(need);
+    cudaGraph_t graph = nullptr;
+    cuda::check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    std::size_t have = ws.bytes();
+    cuda::ancestors<float, std::int32_t>(ws.data(), have, s, d_lw.data(), n, key{3, 0}, 6, d_a.data(), {}, stream_);
+    cuda::check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    cuda::check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int replay = 0; replay < 3; ++replay) cuda::check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+    ws.check();
+    std::vector<std::int32_t> got(n), expected(n);
+    cuda::check(cudaMemcpy(got.data(), d_a.data(), n * sizeof(std::int32_t), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    cpu::ancestors(cpu::serial{}, s, view(lwf), key{3, 0}, 6, std::span<std::int32_t>(expected));
+    EXPECT_EQ(got, expected) << name(s);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+}
+
+TEST(CudaLarge, SystematicStratifiedMultinomialAt2To24) {
+  SKIP_WITHOUT_GPU();
+  const std::size_t n = std::size_t{1} << 24;
+  const auto lw64 = log_weights(n, 2.0, 1);
+  const std::vector<float> lw(lw64.begin(), lw64.end());
+  const cpu::parallel ex;
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted, scheme::residual}) {
+    std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+    cpu::ancestors(ex, s, view(lw), key{9, 9}, 1, std::span<std::int32_t>(cpu_a));
+    cuda::host::ancestors(s, view(lw), key{9, 9}, 1, std::span<std::int32_t>(gpu_a));
+    EXPECT_TRUE(gpu_a == cpu_a) << name(s) << " differs at 2^24";
+  }
+}
+
+}  // namespace
+}  // namespace resample
