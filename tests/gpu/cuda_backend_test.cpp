@@ -140,7 +140,8 @@ class CudaBatched : public testing::TestWithParam<scheme> {
 };
 
 TEST_P(CudaBatched, EqualsCpuBatched) {
-  const auto lw = log_weights(20000, 2.0, 9, true);
+  auto lw = log_weights(20000, 2.0, 9, true);
+  lw[0] = -1.0;  // system 0 is this one particle: give it a weight
   const std::vector<std::size_t> offsets = {0, 1, 2, 1000, 1033, 3081, 4999, 5000, 12000, 20000};
   std::vector<std::int32_t> cpu_a(lw.size()), gpu_a(lw.size());
   options opt;

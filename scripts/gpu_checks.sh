@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The GPU machine's correctness run, in one call: build (Release, sm_90 unless CUDA_ARCH says
+# otherwise), every test (CPU and GPU), compute-sanitizer memcheck, racecheck and synccheck on the
+# GPU tests, and the command line's output digests on cuda against cpu. Logs under OUT.
+#   usage: OUT=dir scripts/gpu_checks.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+build=${BUILD:-build-gpu}
+log="$out/checks.txt"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -1
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null &&
+    cmake --build "$build" -j "$(nproc)" 2>&1 | grep -E 'error|warning' -A3 | head -40
+  echo "== ctest (all labels)"
+  (cd "$build" && timeout 500 ctest -j 8 --output-on-failure 2>&1 | grep -E 'tests passed|Failed|\*\*\*|FAILED|Failure|Expected|Which is|differs' | head -60)
+} >"$log" 2>&1
+
+# Sanitizers: the GPU tests, without the 2^22 / 2^24 cases (memcheck is ~100x slower).
+san="$out/sanitizers.txt"
+: >"$san"
+filter='-*Large*'
+for tool in memcheck racecheck synccheck; do
+  for t in cuda_backend_test cuda_parity_test cuda_backend_api_test core_device_test; do
+    f=$filter
+    [ "$t" = cuda_parity_test ] && f='*DoubleInt32*:*WithZeroWeights*:-*Large*'
+    printf '%-10s %-22s ' "$tool" "$t" >>"$san"
+    timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" \
+      >"$out/san_last.txt" 2>&1
+    rc=$?
+    echo "rc=$rc $(grep -E 'ERROR SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')" >>"$san"
+    [ $rc -ne 0 ] && tail -30 "$out/san_last.txt" >>"$san"
+  done
+done
+rm -f "$out/san_last.txt"
+
+# The same bits from the command line: digests of 5 draws of every scheme on cuda and cpu.
+lw=$(mktemp)
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
+for s in multinomial multinomial-sorted stratified systematic residual ssp metropolis megopolis rejection; do
+  for b in cpu cuda; do
+    printf '%-20s %-6s %s\n' "$s" "$b" \
+      "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" | md5sum | cut -c1-32)"
+  done
+done >"$out/digests.txt" 2>&1
+echo "default backend: $(echo '1 2 3' | "$build/bin/resample" compare --reps 2 2>/dev/null | grep -i backend | head -1)" >>"$out/digests.txt"
