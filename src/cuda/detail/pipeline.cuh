@@ -107,14 +107,21 @@ __global__ void __launch_bounds__(block_threads)
   __shared__ typename reduce::TempStorage tmp;
   unsigned long long best = 0, bad = 0, above = 0;
   const bool check_bound = !isnan(bound);
-  for (std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * block_threads) {
-    const double x = static_cast<double>(lw[i]);
-    if (isnan(x) || x == std::numeric_limits<double>::infinity()) {
-      bad = max(bad, ~static_cast<unsigned long long>(i));
-    } else {
-      best = max(best, order_key(x));
-      if (check_bound && x > bound) above = max(above, ~static_cast<unsigned long long>(i));
+  constexpr int unroll = 4;  // four loads in flight per thread
+  for (std::size_t base = blockIdx.x * std::size_t{block_threads * unroll} + threadIdx.x; base < n;
+       base += std::size_t{gridDim.x} * block_threads * unroll) {
+#pragma unroll
+    for (int u = 0; u < unroll; ++u) {
+      const std::size_t i = base + u * block_threads;
+      if (i < n) {
+        const double x = static_cast<double>(lw[i]);
+        if (isnan(x) || x == std::numeric_limits<double>::infinity()) {
+          bad = max(bad, ~static_cast<unsigned long long>(i));
+        } else {
+          best = max(best, order_key(x));
+          if (check_bound && x > bound) above = max(above, ~static_cast<unsigned long long>(i));
+        }
+      }
     }
   }
   best = reduce(tmp).Reduce(best, max_u64{});
@@ -203,16 +210,21 @@ __global__ void __launch_bounds__(finish_threads)
   }
   __syncthreads();
   if (verdict != 0) return;
-  u128 carry = 0;
-  for (std::size_t base = 0; base < tiles; base += finish_threads) {
-    const std::size_t t = base + threadIdx.x;
-    const u128 x = t < tiles ? sums[t] : 0;
-    u128 before, chunk;
-    scan(tmp.scan).ExclusiveSum(x, before, chunk);
-    if (t < tiles) sums[t] = carry + before;
-    carry += chunk;
-    __syncthreads();
+  // Thread t sums its own run of consecutive tiles, one block scan of the runs, then each thread
+  // writes its run's offsets: one pass however many tiles (a loop of block scans was latency-bound).
+  const std::size_t per_thread = (tiles + finish_threads - 1) / finish_threads;
+  const std::size_t first = threadIdx.x * per_thread;
+  const std::size_t last = min(first + per_thread, tiles);
+  u128 run = 0;
+  for (std::size_t t = first; t < last; ++t) run += sums[t];
+  u128 before, carry;
+  scan(tmp.scan).ExclusiveSum(run, before, carry);
+  for (std::size_t t = first; t < last; ++t) {
+    const u128 x = sums[t];
+    sums[t] = before;
+    before += x;
   }
+  __syncthreads();
   u128 sq = 0;
   if (squares) {
     for (std::size_t t = threadIdx.x; t < tiles; t += finish_threads) sq += squares[t];
