@@ -59,7 +59,8 @@ def load_ours(path: str, copy_bw: float | None) -> list[Row]:
         per_call = b.get("bytes_moved") or (b["bytes_per_second"] * us * 1e-6 if b.get("bytes_per_second") else None)
         per_part = per_call / n if per_call and n else None
         bw = b.get("copy_GBps") or copy_bw
-        pct = b.get("pct_copy_bw") or (100 * per_call / (us * 1e-6) / (bw * 1e9) if per_call and bw else None)
+        # Always from the median time: bytes moved per call / time / copy bandwidth.
+        pct = 100 * per_call / (us * 1e-6) / (bw * 1e9) if per_call and bw else None
         rows.append({"label": label, "n": n, "us": us, "items": items, "bytes": per_part, "pct": pct,
                      "ours": True, "scheme": scheme, "variant": variant, "timer": "cuda-events", "skipped": None})
     return rows

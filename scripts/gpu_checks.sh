@@ -25,9 +25,12 @@ log="$out/checks.txt"
 # is ~100x slower); the parity test with double log-weights and int32 indices only.
 san="$out/sanitizers.txt"
 : >"$san"
-for tool in memcheck racecheck synccheck; do
+tools="memcheck racecheck synccheck"
+[ -n "${QUICK_SANITIZERS:-}" ] && tools="memcheck"  # when device time is short: memcheck of the backend test
+for tool in $tools; do
   tests="cuda_backend_test cuda_parity_test"
   [ "$tool" = memcheck ] && tests="$tests cuda_backend_api_test"
+  [ -n "${QUICK_SANITIZERS:-}" ] && tests="cuda_backend_test"
   for t in $tests; do
     f='-*Large*:*Skewed*'
     [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
