@@ -185,7 +185,8 @@ TEST(CudaBatched, BadSystemIsReportedWithItsLocalIndex) {
 }
 
 /// Weights that give every offspring to one particle, or to a few in one tile: one block writes
-/// all N ancestors.
+/// all N ancestors. (The CDF schemes: Metropolis, Megopolis and rejection chains would wander
+/// ~10^5 steps each among 300000 zero weights -- hours on the serial CPU side.)
 TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
   SKIP_WITHOUT_GPU();
   const std::size_t n = 300000;
@@ -193,7 +194,8 @@ TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
   lw[123456] = 0.0f;
   lw[123457] = -0.5f;
   lw[7] = -40.0f;
-  for (const scheme s : production_schemes) {
+  for (const scheme s : {scheme::multinomial, scheme::multinomial_sorted, scheme::stratified, scheme::systematic,
+                         scheme::residual, scheme::ssp}) {
     std::vector<std::int32_t> cpu_a(n), gpu_a(n);
     cpu::ancestors(cpu::serial{}, s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(cpu_a));
     cuda::host::ancestors(s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(gpu_a));
