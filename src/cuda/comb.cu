@@ -4,12 +4,17 @@
 //   loaded through shared memory; C_i = (tile offset) + block scan of q_i in 128 bits; O^i from
 //   exact_comb (systematic: one U for all strata; stratified: U_K of the stratum K that C_i falls
 //   in); O staged in shared memory (8 KiB) and a^j = i written for O^{i-1} <= j < O^i by
-//   write_tile_ancestors. CPU twins: resample::cpu::systematic_ancestors / stratified_ancestors
+//   block::ancestor_writer (each thread its own particles' few offspring; heavy ones by the block). CPU twins: resample::cpu::systematic_ancestors / stratified_ancestors
 //   (comb_ancestors.hpp), the same exact_comb per particle, hence the same bits.
+//
+//   small_comb_pass (N <= 8192): the whole call in one block of 512 threads
+//   (block::resampler: max and Q by block reductions, then the comb in chunks of 2048): one launch
+//   instead of four, for the latency of small systems.
 //
 // Passes over the log-weights: max, tile sums, comb (3 reads, 1 write of the ancestors).
 #include "detail/pipeline.cuh"
 #include "detail/schemes.hpp"
+#include "resample/cuda/block/resampler.cuh"
 
 namespace resample::cuda::detail {
 namespace {
@@ -24,7 +29,9 @@ __global__ void __launch_bounds__(block_threads, 3)
   __shared__ typename tile_prefix<T>::TempStorage tmp;
   __shared__ std::uint32_t O_s[tile_items];
   __shared__ std::uint64_t O_begin;
+  __shared__ tile_writer::TempStorage<block_threads> writer;
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
+  if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];
   const exact_comb comb(st->total, n);
   const std::uint32_t U = Stratified ? 0 : philox_stream(k, shared_index, step).next();
@@ -40,7 +47,31 @@ __global__ void __launch_bounds__(block_threads, 3)
   if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : cumulative(offset);
   __syncthreads();
   const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
-  write_tile_ancestors(O_s, O_begin, count, begin, a);
+  tile_writer::write<block_threads>(writer, O_s, O_begin, count, begin, a);
+}
+
+constexpr int small_threads = 512;
+constexpr std::size_t small_n = 8192;
+
+template <class T, class Index, bool Stratified>
+__global__ void __launch_bounds__(small_threads)
+    small_comb_pass(const T* __restrict__ lw, std::size_t n, key k, std::uint32_t step, Index* a, device_status* st) {
+  using resampler = block::resampler<T, Index, small_threads, 4>;
+  __shared__ typename resampler::TempStorage tmp;
+  resampler r(tmp);
+  const auto s = r.summarise(lw, n);
+  if (threadIdx.x == 0) {  // the whole verdict: no memset needed
+    st->code = static_cast<int>(s.code);
+    st->n = n;
+    st->fraction = s.fraction;
+    st->total = s.total;
+    st->max_log_w = s.code == status_code::ok ? static_cast<double>(s.max_log_w) : 0.0;
+    st->index = s.index;
+    st->value = s.code == status_code::bad_log_weight ? static_cast<double>(lw[s.index]) : 0.0;
+  }
+  if (s.code != status_code::ok) return;
+  if (Stratified) r.stratified(lw, n, s, k, step, a);
+  else r.systematic(lw, n, s, k, step, a);
 }
 
 }  // namespace
@@ -53,6 +84,15 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   auto* st = c.take<device_status>(1);
   auto* sums = c.take<u128>(tiles);
   if (d_temp == nullptr) return c.bytes();
+  if (n <= small_n) {
+    if (s == scheme::stratified) {
+      small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st);
+    } else {
+      small_comb_pass<T, Index, false><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st);
+    }
+    check_launch("small_comb_pass");
+    return c.bytes();
+  }
   summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
   if (s == scheme::stratified) {
     comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, a);

@@ -189,17 +189,18 @@ TEST(CudaBatched, BadSystemIsReportedWithItsLocalIndex) {
 /// ~10^5 steps each among 300000 zero weights -- hours on the serial CPU side.)
 TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
   SKIP_WITHOUT_GPU();
-  const std::size_t n = 300000;
-  std::vector<float> lw(n, -std::numeric_limits<float>::infinity());
-  lw[123456] = 0.0f;
-  lw[123457] = -0.5f;
-  lw[7] = -40.0f;
-  for (const scheme s : {scheme::multinomial, scheme::multinomial_sorted, scheme::stratified, scheme::systematic,
-                         scheme::residual, scheme::ssp}) {
-    std::vector<std::int32_t> cpu_a(n), gpu_a(n);
-    cpu::ancestors(cpu::serial{}, s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(cpu_a));
-    cuda::host::ancestors(s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(gpu_a));
-    EXPECT_EQ(gpu_a, cpu_a) << name(s);
+  for (const std::size_t n : {std::size_t{5000}, std::size_t{300000}}) {  // the one-block path and the tiled one
+    std::vector<float> lw(n, -std::numeric_limits<float>::infinity());
+    lw[n / 2] = 0.0f;
+    lw[n / 2 + 1] = -0.5f;
+    lw[7] = -40.0f;
+    for (const scheme s : {scheme::multinomial, scheme::multinomial_sorted, scheme::stratified, scheme::systematic,
+                           scheme::residual, scheme::ssp}) {
+      std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+      cpu::ancestors(cpu::serial{}, s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(cpu_a));
+      cuda::host::ancestors(s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(gpu_a));
+      EXPECT_EQ(gpu_a, cpu_a) << name(s) << " N = " << n;
+    }
   }
 }
 

@@ -9,18 +9,20 @@
 namespace resample::cuda::detail {
 
 /// Block t: particles [t tile, (t + 1) tile); their O (N < 2^32, so 32 bits) staged in shared
-/// memory (8 KiB), then write_tile_ancestors spreads the block's writes evenly.
+/// memory (8 KiB), then tile_writer writes the ancestors.
 template <class Cum, class Index>
 __global__ void __launch_bounds__(block_threads)
     cumulative_to_ancestors_pass(const Cum* __restrict__ O, std::size_t n, const device_status* st, Index* a) {
   if (st->code != 0) return;
   __shared__ std::uint32_t O_s[tile_items];
+  __shared__ tile_writer::TempStorage<block_threads> writer;
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
+  if (threadIdx.x == 0) writer.heavy_count = 0;
   const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
   for (int m = threadIdx.x; m < count; m += block_threads) O_s[m] = static_cast<std::uint32_t>(O[begin + m]);
   const std::uint64_t O_begin = begin == 0 ? 0 : static_cast<std::uint64_t>(O[begin - 1]);
   __syncthreads();
-  write_tile_ancestors(O_s, O_begin, count, begin, a);
+  tile_writer::write<block_threads>(writer, O_s, O_begin, count, begin, a);
 }
 
 /// Temp bytes for counts_to_ancestors' scan.

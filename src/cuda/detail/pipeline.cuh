@@ -27,6 +27,7 @@
 #include "resample/core/metropolis_rule.hpp"
 #include "resample/core/random.hpp"
 #include "resample/core/validate.hpp"
+#include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/status.hpp"
 
@@ -299,23 +300,7 @@ struct tile_prefix {
   }
 };
 
-/// Code 8 for one tile of particles: O[m] is the cumulative offspring of particle first + m
-/// (m < count, O[count - 1] = O_end), O_begin that of the particle before. Writes a^j for every
-/// j in [O_begin, O_end): the first m with O[m] > j, by binary search in shared memory, so the
-/// block shares the writes evenly however the offspring are spread, and they are coalesced.
-template <class Index>
-__device__ void write_tile_ancestors(const std::uint32_t* O, std::uint64_t O_begin, int count, std::size_t first,
-                                     Index* a) {
-  const std::uint64_t O_end = O[count - 1];
-  for (std::uint64_t j = O_begin + threadIdx.x; j < O_end; j += blockDim.x) {
-    int lo = 0, hi = count - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (O[mid] > j) hi = mid;
-      else lo = mid + 1;
-    }
-    a[j] = static_cast<Index>(first + lo);
-  }
-}
+/// Code 8 for one tile of particles (block/write_ancestors.cuh), 8 entries per thread.
+using tile_writer = block::ancestor_writer<items_per_thread>;
 
 }  // namespace resample::cuda::detail

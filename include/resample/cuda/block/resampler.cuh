@@ -7,13 +7,13 @@
 //   const auto s = r.summarise(lw, n);                 // max, validation, Q: one pass for each
 //   if (s.code == resample::cuda::status_code::ok) r.systematic(lw, n, s, key, step, a);
 //
-// The block walks its system in chunks of BlockThreads particles, one per thread: the max and
-// the exact sum Q of the quantised weights by block reductions, then C_i by a block scan carried
-// from chunk to chunk, O^i by exact_comb, and a^j written from the chunk's O staged in shared
-// memory (write_tile_ancestors' search). The same per-particle arithmetic as resample::cpu, so a
-// system gets the bits of a serial call on it. lw and a are the system's own (global memory);
-// a system of 1024 floats stays in L1 between the passes. Shared memory: about 4 bytes per thread
-// plus CUB's storage.
+// The max and the exact sum Q of the quantised weights come from block reductions over the
+// system; then the block walks it in chunks of BlockThreads x Items particles (Items consecutive
+// ones per thread): C_i by a block scan carried from chunk to chunk, O^i by exact_comb, and a^j
+// written from the chunk's O staged in shared memory (ancestor_writer). The same per-particle
+// arithmetic as resample::cpu, so a system gets the bits of a serial call on it. lw and a are the
+// system's own (global memory); a system of 1024 floats stays in L1 between the passes. Shared
+// memory: about 4 (Items + 1) bytes per thread plus CUB's storage.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +27,7 @@
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/metropolis_rule.hpp"
 #include "resample/core/random.hpp"
+#include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/status.hpp"
 
 namespace resample::cuda::block {
@@ -42,8 +43,9 @@ struct summary {
   u128 total;
 };
 
-template <class T, class Index, int BlockThreads>
+template <class T, class Index, int BlockThreads, int Items = 4>
 class resampler {
+  using writer = ancestor_writer<Items>;
   using reduce_u64 = cub::BlockReduce<unsigned long long, BlockThreads>;
   using reduce_u128 = cub::BlockReduce<u128, BlockThreads>;
   using scan_u128 = cub::BlockScan<u128, BlockThreads>;
@@ -58,12 +60,16 @@ class resampler {
       typename reduce_u128::TempStorage r128;
       typename scan_u128::TempStorage scan;
     } cub;
-    std::uint32_t O[BlockThreads];
+    std::uint32_t O[BlockThreads * Items];
+    typename writer::template TempStorage<BlockThreads> write;
     unsigned long long word[2];
     u128 wide;
   };
 
-  __device__ explicit resampler(TempStorage& tmp) : tmp_(tmp) {}
+  __device__ explicit resampler(TempStorage& tmp) : tmp_(tmp) {
+    if (threadIdx.x == 0) tmp_.write.heavy_count = 0;
+    __syncthreads();
+  }
 
   /// Validates lw[0, n), finds its max and the exact sum Q. Every thread gets the result.
   __device__ summary<T> summarise(const T* lw, std::size_t n) {
@@ -160,28 +166,27 @@ class resampler {
  private:
   template <class Cumulative>
   __device__ void comb_walk(const T* lw, std::size_t n, const summary<T>& s, Index* a, Cumulative cumulative) {
+    constexpr int chunk = BlockThreads * Items;
     u128 carry = 0;
     std::uint64_t O_begin = 0;
-    for (std::size_t base = 0; base < n; base += BlockThreads) {
-      const std::size_t i = base + threadIdx.x;
-      const u128 q = i < n ? quantised_weight(lw[i], s.max_log_w, s.fraction) : 0;
-      u128 before, chunk;
-      scan_u128(tmp_.cub.scan).ExclusiveSum(q, before, chunk);
-      tmp_.O[threadIdx.x] = static_cast<std::uint32_t>(cumulative(carry + before + q));
-      __syncthreads();
-      const int count = static_cast<int>(min(n - base, static_cast<std::size_t>(BlockThreads)));
-      const std::uint64_t O_end = tmp_.O[count - 1];
-      for (std::uint64_t j = O_begin + threadIdx.x; j < O_end; j += BlockThreads) {
-        int lo = 0, hi = count - 1;
-        while (lo < hi) {
-          const int mid = (lo + hi) / 2;
-          if (tmp_.O[mid] > j) hi = mid;
-          else lo = mid + 1;
-        }
-        a[j] = static_cast<Index>(base + lo);
+    for (std::size_t base = 0; base < n; base += chunk) {
+      const std::size_t mine = base + threadIdx.x * Items;
+      u128 q[Items], sum = 0;
+#pragma unroll
+      for (int m = 0; m < Items; ++m) {
+        q[m] = mine + m < n ? quantised_weight(lw[mine + m], s.max_log_w, s.fraction) : 0;
+        sum += q[m];
       }
-      O_begin = O_end;
-      carry += chunk;
+      u128 before, total;
+      scan_u128(tmp_.cub.scan).ExclusiveSum(sum, before, total);
+      u128 C = carry + before;
+#pragma unroll
+      for (int m = 0; m < Items; ++m) tmp_.O[threadIdx.x * Items + m] = static_cast<std::uint32_t>(cumulative(C += q[m]));
+      __syncthreads();
+      const int count = static_cast<int>(min(n - base, static_cast<std::size_t>(chunk)));
+      writer::template write<BlockThreads>(tmp_.write, tmp_.O, O_begin, count, base, a);
+      O_begin = tmp_.O[count - 1];
+      carry += total;
       __syncthreads();
     }
   }
