@@ -140,7 +140,10 @@ def series(rows: list[Row]) -> list[tuple[str, bool, list[tuple[int, float]]]]:
         if r["n"] and r["us"] and not r["skipped"] and (r["scheme"] or not r["ours"]):  # odd-shaped names: table only
             lines[r["label"]].append((r["n"], r["us"]))
             ours[r["label"]] = r["ours"]
-    return [(k, ours[k], sorted(v)) for k, v in sorted(lines.items(), key=lambda kv: (not ours[kv[0]], kv[0]))]
+    # Our single-call schemes only (four sizes or more): one-size sweeps (Metropolis vs B or y), the
+    # batched call and graph replays stay in the tables.
+    keep = {k: v for k, v in lines.items() if not ours[k] or len(v) >= 4}
+    return [(k, ours[k], sorted(v)) for k, v in sorted(keep.items(), key=lambda kv: (not ours[kv[0]], kv[0]))]
 
 
 def plot(rows: list[Row], device: str, bw: float | None, stem: str) -> str:
@@ -160,10 +163,13 @@ def plot(rows: list[Row], device: str, bw: float | None, stem: str) -> str:
     n_ours = sum(1 for _, o, _ in lines if o)
     for i, (label, ours, pts) in enumerate(lines):
         style = "-" if ours else (":" if ours is None else "--")
-        color = "black" if ours is None else (matplotlib.colormaps["tab20"](i % 20) if ours
-                                              else matplotlib.colormaps["tab10"]((i - n_ours) % 10))
-        ax.plot(*zip(*pts), style, marker="o" if ours else None, ms=3, label=label, color=color)
+        color = "black" if ours is None else matplotlib.colormaps["tab10"]((i if ours else i - n_ours) % 10)
+        ax.plot(*zip(*pts), style, marker="o" if ours else "s", ms=3, label=label, color=color,
+                lw=1.8 if ours else 1.2)
     ax.set(xscale="log", yscale="log", xlabel="N (particles)", ylabel="time per call (µs)", title=title)
+    measured = [t for _, o, pts in lines if o is not None for _, t in pts]
+    if measured:
+        ax.set_ylim(bottom=min(measured) / 3)
     ax.set_xscale("log", base=2)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
