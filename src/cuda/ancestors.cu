@@ -21,14 +21,7 @@ void check_call(scheme s, std::size_t n, const options& opt) {
   if (cdf_scheme && opt.cdf != precision::exact) {
     throw invalid_input("the cuda backend has the exact CDF only (float32 / float64 CDFs are on the CPU backends)");
   }
-  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
-      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
-    throw invalid_input("Metropolis eps must lie in (0, 1), got " + resample::detail::format_value(opt.metropolis_eps));
-  }
-  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
-    throw invalid_input("rejection bound must be finite, got log bound " +
-                        resample::detail::format_value(*opt.rejection_log_bound));
-  }
+  check_scheme_options(s, opt);
 }
 
 template <class T, class Index>
@@ -46,20 +39,6 @@ std::size_t enqueue_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n
     case scheme::rejection: return chain_ancestors(d_temp, s, lw, n, k, step, a, opt, stream);
   }
   throw invalid_input("unknown scheme");
-}
-
-template <class Index>
-__global__ void zero_counts(std::size_t n, const device_status* st, Index* o) {
-  const std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
-  if (i < n && st->code == 0) o[i] = 0;
-}
-
-template <class Index>
-__global__ void count_ancestors(const Index* __restrict__ a, std::size_t n, const device_status* st, Index* o) {
-  const std::size_t j = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
-  if (j >= n || st->code != 0) return;
-  using atomic_t = std::conditional_t<sizeof(Index) == 4, unsigned int, unsigned long long>;
-  atomicAdd(reinterpret_cast<atomic_t*>(o + a[j]), atomic_t{1});
 }
 
 /// The offspring (and, when O is given, cumulative) form: ancestors into temp storage after the
@@ -81,10 +60,10 @@ void enqueue_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
   if (measure_only(d_temp, temp_bytes, c.bytes())) return;
   const auto* st = static_cast<const device_status*>(scheme_temp);
   enqueue_ancestors<T, Index>(scheme_temp, s, lw, n, k, step, a, opt, stream);
-  zero_counts<Index><<<grid_for(n), block_threads, 0, stream>>>(n, st, o);
-  check_launch("zero_counts");
-  count_ancestors<Index><<<grid_for(n), block_threads, 0, stream>>>(a, n, st, o);
-  check_launch("count_ancestors");
+  zero_pass<Index><<<grid_for(n), block_threads, 0, stream>>>(n, st, o);
+  check_launch("zero_pass");
+  count_pass<Index><<<grid_for(n), block_threads, 0, stream>>>(a, n, st, o);
+  check_launch("count_pass");
   if (O) {
     check(cub::DeviceScan::InclusiveSum(scan_temp, scan_bytes, o, O, static_cast<int64_t>(n), stream),
           "cub::DeviceScan::InclusiveSum (offspring)");

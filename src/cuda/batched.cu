@@ -125,14 +125,7 @@ void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
     throw invalid_input("the cuda backend's batched call supports systematic, stratified, metropolis, megopolis and "
                         "rejection; got " + std::string(name(s)));
   }
-  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
-      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
-    throw invalid_input("Metropolis eps must lie in (0, 1), got " + resample::detail::format_value(opt.metropolis_eps));
-  }
-  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
-    throw invalid_input("rejection bound must be finite, got log bound " +
-                        resample::detail::format_value(*opt.rejection_log_bound));
-  }
+  detail::check_scheme_options(s, opt);
   if (n >= (std::size_t{1} << 56)) throw invalid_input("batched call: N must be below 2^56");
   if (systems > 0x7fffffffULL) throw invalid_input("batched call: too many systems for one grid");
   detail::carve c(d_temp);

@@ -64,20 +64,6 @@ void check_ancestors(const Index* a, std::size_t n, device_status* st, cudaStrea
 }
 
 template <class Index>
-__global__ void count_pass(const Index* __restrict__ a, std::size_t n, const device_status* st, Index* o) {
-  const std::size_t j = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
-  if (j >= n || st->code != 0) return;
-  using atomic_t = std::conditional_t<sizeof(Index) == 4, unsigned int, unsigned long long>;
-  atomicAdd(reinterpret_cast<atomic_t*>(o + a[j]), atomic_t{1});
-}
-
-template <class Index>
-__global__ void zero_pass(std::size_t n, const device_status* st, Index* o) {
-  const std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
-  if (i < n && st->code == 0) o[i] = 0;
-}
-
-template <class Index>
 __global__ void fill_pass(std::size_t n, const device_status* st, Index* d) {
   const std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
   if (i < n && st->code == 0) d[i] = static_cast<Index>(n);

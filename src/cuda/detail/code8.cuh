@@ -2,11 +2,28 @@
 // CPU twins: resample::cpu::cumulative_offspring_to_ancestors and offspring_to_ancestors.
 #pragma once
 
+#include <type_traits>
+
 #include <cub/device/device_scan.cuh>
 
 #include "pipeline.cuh"
 
 namespace resample::cuda::detail {
+
+/// Code 9's two kernels: o = 0, then o^{a^j} += 1 by atomics (exact counts, any order).
+template <class Index>
+__global__ void zero_pass(std::size_t n, const device_status* st, Index* o) {
+  const std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
+  if (i < n && st->code == 0) o[i] = 0;
+}
+
+template <class Index>
+__global__ void count_pass(const Index* __restrict__ a, std::size_t n, const device_status* st, Index* o) {
+  const std::size_t j = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
+  if (j >= n || st->code != 0) return;
+  using atomic_t = std::conditional_t<sizeof(Index) == 4, unsigned int, unsigned long long>;
+  atomicAdd(reinterpret_cast<atomic_t*>(o + a[j]), atomic_t{1});
+}
 
 /// Block t: particles [t tile, (t + 1) tile); their O (N < 2^32, so 32 bits) staged in shared
 /// memory (8 KiB), then tile_writer writes the ancestors.

@@ -25,6 +25,7 @@
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/metropolis_rule.hpp"
+#include "resample/core/options.hpp"
 #include "resample/core/random.hpp"
 #include "resample/core/validate.hpp"
 #include "resample/cuda/block/write_ancestors.cuh"
@@ -74,6 +75,18 @@ inline bool measure_only(void* d_temp, std::size_t& temp_bytes, std::size_t need
                         std::to_string(needed));
   }
   return false;
+}
+
+/// The CPU backends' checks of a scheme's options (host side, before anything is enqueued).
+inline void check_scheme_options(scheme s, const options& opt) {
+  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
+      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
+    throw invalid_input("Metropolis eps must lie in (0, 1), got " + resample::detail::format_value(opt.metropolis_eps));
+  }
+  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
+    throw invalid_input("rejection bound must be finite, got log bound " +
+                        resample::detail::format_value(*opt.rejection_log_bound));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
