@@ -20,7 +20,7 @@ namespace resample::cuda::detail {
 namespace {
 
 // At most 80 registers (3 blocks per SM instead of 2 at 104): the kernel is latency-bound at low
-// occupancy (Nsight Compute on an H100, docs/results/gpu.md); the cost is a 16-byte spill.
+// occupancy (Nsight Compute on an H100, docs/results/gpu.md); the cost is a spill of 8 bytes.
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(block_threads, 3)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets, key k,
