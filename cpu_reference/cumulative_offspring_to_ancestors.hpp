@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "resample/core/error.hpp"
+#include "resample/core/validate.hpp"
 
 namespace resample::reference {
 
@@ -21,14 +21,12 @@ inline std::vector<std::size_t> cumulative_offspring_to_ancestors(std::span<cons
   std::size_t previous = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (O[i] < previous) {
-      throw invalid_input("cumulative offspring decrease at index " + std::to_string(i), i);
+      throw_cumulative_decrease(i);
     }
     previous = O[i];
   }
   if (n > 0 && O[n - 1] != n) {
-    throw invalid_input("cumulative offspring end at " + std::to_string(O[n - 1]) +
-                            ", not at N = " + std::to_string(n),
-                        n - 1);
+    throw_cumulative_end(O[n - 1], n);
   }
   std::vector<std::size_t> a(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -37,7 +37,7 @@ namespace resample::reference {
 inline std::size_t metropolis_steps(std::span<const double> log_w, double eps = 0.01) {
   validate_log_weights(log_w);
   if (!(eps > 0.0 && eps < 1.0)) {
-    throw invalid_input("Metropolis eps must lie in (0, 1), got " + detail::format_value(eps));
+    throw_bad_metropolis_eps(eps);
   }
   const double max_lw = *std::max_element(log_w.begin(), log_w.end());
   double mean_ratio = 0.0;  // mean(w) / max(w)

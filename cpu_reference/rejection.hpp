@@ -28,15 +28,11 @@ namespace resample::reference {
 /// Throws unless log_bound is finite and >= every log-weight (naming the first that exceeds it).
 inline void validate_rejection_bound(std::span<const double> log_w, double log_bound) {
   if (!std::isfinite(log_bound)) {
-    throw invalid_input("rejection bound must be finite, got log bound " +
-                        detail::format_value(log_bound));
+    throw_rejection_bound_not_finite(log_bound);
   }
   for (std::size_t i = 0; i < log_w.size(); ++i) {
     if (log_w[i] > log_bound) {
-      throw invalid_input("rejection bound (log " + detail::format_value(log_bound) +
-                              ") is below the log-weight " + detail::format_value(log_w[i]) +
-                              " at index " + std::to_string(i),
-                          i);
+      throw_rejection_bound_below(log_bound, log_w[i], i);
     }
   }
 }

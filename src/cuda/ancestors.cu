@@ -137,24 +137,12 @@ device_status check_status(const void* d_temp, cudaStream_t stream) {
     case status_code::ok: return st;
     case status_code::bad_log_weight: throw_bad_log_weight(st.value, index);
     case status_code::all_weights_zero: throw_all_log_weights_zero();
-    case status_code::above_bound:
-      throw invalid_input("rejection bound (log " + resample::detail::format_value(st.bound) + ") is below the log-weight " +
-                              resample::detail::format_value(st.value) + " at index " + std::to_string(index),
-                          index);
-    case status_code::bad_ancestor:
-      throw invalid_input("ancestor at index " + std::to_string(index) + " is " + std::to_string(st.integer) +
-                              ", outside [0, " + std::to_string(st.n) + ")",
-                          index);
-    case status_code::cumulative_decreases:
-      throw invalid_input("cumulative offspring decrease at index " + std::to_string(index), index);
-    case status_code::cumulative_end:
-      throw invalid_input("cumulative offspring end at " + std::to_string(st.integer) + ", not at N = " +
-                              std::to_string(st.n),
-                          index);
-    case status_code::batch_offsets:
-      throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
-    case status_code::batch_system_empty:
-      throw invalid_input("system " + std::to_string(index) + " of the batch is empty (offsets must increase)", index);
+    case status_code::above_bound: throw_rejection_bound_below(st.bound, st.value, index);
+    case status_code::bad_ancestor: throw_bad_ancestor(st.integer, index, static_cast<std::size_t>(st.n));
+    case status_code::cumulative_decreases: throw_cumulative_decrease(index);
+    case status_code::cumulative_end: throw_cumulative_end(st.integer, static_cast<std::size_t>(st.n));
+    case status_code::batch_offsets: throw_bad_batch_offsets();
+    case status_code::batch_system_empty: throw_empty_system(index);
   }
   throw invalid_input("unknown device status " + std::to_string(st.code));
 }

@@ -119,7 +119,7 @@ template <class T, class Index>
 void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, const std::uint64_t* offsets,
                        std::size_t systems, std::size_t n, key k, std::uint32_t step, Index* a, const options& opt,
                        cudaStream_t stream) {
-  if (systems == 0) throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
+  if (systems == 0) throw_bad_batch_offsets();
   if (s != scheme::systematic && s != scheme::stratified && s != scheme::metropolis && s != scheme::megopolis &&
       s != scheme::rejection) {
     throw invalid_input("the cuda backend's batched call supports systematic, stratified, metropolis, megopolis and "

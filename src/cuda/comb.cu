@@ -38,8 +38,8 @@ __global__ void __launch_bounds__(block_threads, 3)
   auto cumulative = [&](u128 C) -> std::uint64_t {
     return Stratified ? comb.stratified(C, k, step) : comb.systematic(C, U);
   };
-  u128 c[items_per_thread], before;
-  tile_prefix<T>::run(tmp, lw, n, begin, static_cast<T>(st->max_log_w), st->fraction, offset, c, before);
+  u128 c[items_per_thread];
+  tile_prefix<T>::run(tmp, lw, n, begin, static_cast<T>(st->max_log_w), st->fraction, offset, c);
 #pragma unroll
   for (int m = 0; m < items_per_thread; ++m) {
     O_s[threadIdx.x * items_per_thread + m] = static_cast<std::uint32_t>(cumulative(c[m]));

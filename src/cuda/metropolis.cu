@@ -11,17 +11,13 @@
 // B comes from the exact sum (finish_pass), so the summary passes run first; the bound check of
 // rejection is part of max_pass. CPU twins: metropolis.hpp, megopolis.hpp, rejection.hpp.
 #include "detail/pipeline.cuh"
+#include "resample/core/chains.hpp"
 #include "detail/schemes.hpp"
 
 namespace resample::cuda::detail {
 namespace {
 
 enum class chain_kind { metropolis, megopolis, rejection };
-
-__device__ inline std::uint64_t megopolis_offset(key k, std::uint32_t step, std::uint64_t b, std::uint64_t n) {
-  philox_stream rng(k, shared_index - 1 - b, step);
-  return uniform_below(rng, n);
-}
 
 template <class T, class Index, chain_kind Kind>
 __global__ void __launch_bounds__(block_threads)
@@ -30,20 +26,14 @@ __global__ void __launch_bounds__(block_threads)
   if (i >= n || st->code != 0) return;
   philox_stream rng(k, i, step);
   const std::uint64_t size = n;
-  std::uint64_t current = i;
+  std::uint64_t current;
   if constexpr (Kind == chain_kind::rejection) {
-    const double log_bound = isnan(st->bound) ? st->max_log_w : st->bound;
-    while (!(uniform_open(rng) < deterministic_exp(static_cast<double>(lw[current]) - log_bound))) {
-      current = uniform_below(rng, size);
-    }
+    current = rejection_chain(lw, i, size, isnan(st->bound) ? st->max_log_w : st->bound, rng);
+  } else if constexpr (Kind == chain_kind::metropolis) {
+    current = metropolis_chain(lw, i, st->steps, rng, [&](std::uint64_t) { return uniform_below(rng, size); });
   } else {
-    constexpr T zero = -std::numeric_limits<T>::infinity();
-    const std::uint64_t steps = st->steps;
-    for (std::uint64_t b = 0; b < steps || lw[current] == zero; ++b) {
-      const std::uint64_t j = Kind == chain_kind::metropolis ? uniform_below(rng, size)
-                                                             : (i + megopolis_offset(k, step, b, size)) % size;
-      if (metropolis_accept(lw[j], lw[current], uniform_open(rng))) current = j;
-    }
+    current = metropolis_chain(lw, i, st->steps, rng,
+                               [&](std::uint64_t b) { return (i + megopolis_offset(k, step, b, size)) % size; });
   }
   a[i] = static_cast<Index>(current);
 }

@@ -12,26 +12,16 @@
 // CPU twins: resample::cpu::residual_ancestors and ssp_ancestors (residual.hpp, ssp.hpp).
 #include "detail/code8.cuh"
 #include "detail/schemes.hpp"
+#include "resample/core/residual_arithmetic.hpp"
 
 namespace resample::cuda::detail {
 namespace {
 
-struct residual_prefix {
-  std::uint64_t quotient;
-  u128 remainder;
-};
-
-__device__ inline bool less(const residual_prefix& a, const residual_prefix& b) {
-  return a.quotient != b.quotient ? a.quotient < b.quotient : a.remainder < b.remainder;
-}
-
-/// (q1 Q + r1) + (q2 Q + r2) with remainders kept below Q: exact, hence associative.
+/// The residual prefix sums' addition for CUB's scan (Q from the status).
 struct residual_add {
   const device_status* st;
   __device__ residual_prefix operator()(const residual_prefix& a, const residual_prefix& b) const {
-    const u128 Q = st->total;
-    if (a.remainder >= Q - b.remainder) return {a.quotient + b.quotient + 1, a.remainder - (Q - b.remainder)};
-    return {a.quotient + b.quotient, a.remainder + b.remainder};
+    return add_modulo(a, b, st->total);
   }
 };
 
@@ -46,11 +36,11 @@ __global__ void __launch_bounds__(block_threads)
   const u128 Q = st->total;
   unsigned long long f = 0;
   if (i < n) {
-    const exact_comb comb(Q, n);
-    const u128 q = quantised_weight(lw[i], static_cast<T>(st->max_log_w), st->fraction);
-    f = comb.floor_ratio(q);
+    const auto split =
+        floor_and_remainder(exact_comb(Q, n), quantised_weight(lw[i], static_cast<T>(st->max_log_w), st->fraction), n, Q);
+    f = split.floor;
     counts[i] = f;
-    prefix[i] = {0, static_cast<u128>(n) * q - static_cast<u128>(f) * Q};
+    prefix[i] = {0, split.remainder};
   }
   f = reduce(tmp).Sum(f);
   if (threadIdx.x == 0 && f != 0) atomicAdd(&st->floor_sum, f);
@@ -69,52 +59,18 @@ __global__ void __launch_bounds__(block_threads)
   std::size_t lo = 0, hi = n;
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo) / 2;
-    if (less(v, prefix[mid])) hi = mid;
+    if (v < prefix[mid]) hi = mid;
     else lo = mid + 1;
   }
   atomicAdd(reinterpret_cast<unsigned long long*>(counts + lo), 1ULL);
 }
 
-/// SSP's pairing (ssp.hpp), in one thread; r_i lives in prefix[i].remainder.
+/// SSP's pairing (resample::ssp_pairing), in one thread; r_i lives in prefix[i].remainder.
 __global__ void ssp_pairing_pass(residual_prefix* r, std::size_t n, const device_status* st, key k,
                                  std::uint32_t step, std::uint64_t* o) {
   if (st->code != 0) return;
-  const u128 Q = st->total;
-  std::size_t carried = n;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (r[i].remainder == 0) continue;
-    if (carried == n) {
-      carried = i;
-      continue;
-    }
-    philox_stream rng(k, i, step);
-    const u128 x = r[carried].remainder;
-    const u128 y = r[i].remainder;
-    if (x < Q - y) {
-      const u128 sum = x + y;
-      if (uniform_below(rng, sum) < x) {
-        r[carried].remainder = sum;
-        r[i].remainder = 0;
-      } else {
-        r[carried].remainder = 0;
-        r[i].remainder = sum;
-        carried = i;
-      }
-    } else {
-      const u128 left = x - (Q - y);
-      if (uniform_below(rng, (Q - x) + (Q - y)) < Q - y) {
-        ++o[carried];
-        r[carried].remainder = 0;
-        r[i].remainder = left;
-        carried = left > 0 ? i : n;
-      } else {
-        ++o[i];
-        r[i].remainder = 0;
-        r[carried].remainder = left;
-        if (left == 0) carried = n;
-      }
-    }
-  }
+  ssp_pairing([&](std::size_t i) -> u128& { return r[i].remainder; }, [&](std::size_t i) -> std::uint64_t& { return o[i]; },
+              n, st->total, k, step);
 }
 
 }  // namespace

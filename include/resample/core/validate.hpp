@@ -90,6 +90,48 @@ void validate_log_weights(std::span<const T> lw) {
 
 namespace resample {
 
+// The errors every backend gives for the same bad input, in one place so that the messages agree.
+
+[[noreturn]] inline void throw_bad_metropolis_eps(double eps) {
+  throw invalid_input("Metropolis eps must lie in (0, 1), got " + detail::format_value(eps));
+}
+
+[[noreturn]] inline void throw_rejection_bound_not_finite(double log_bound) {
+  throw invalid_input("rejection bound must be finite, got log bound " + detail::format_value(log_bound));
+}
+
+/// log_w, the first log-weight above the bound, at index i.
+[[noreturn]] inline void throw_rejection_bound_below(double log_bound, double log_w, std::size_t i) {
+  throw invalid_input("rejection bound (log " + detail::format_value(log_bound) + ") is below the log-weight " +
+                          detail::format_value(log_w) + " at index " + std::to_string(i),
+                      i);
+}
+
+template <class Index>
+[[noreturn]] void throw_bad_ancestor(Index value, std::size_t i, std::size_t n) {
+  throw invalid_input("ancestor at index " + std::to_string(i) + " is " + detail::format_value(value) +
+                          ", outside [0, " + std::to_string(n) + ")",
+                      i);
+}
+
+[[noreturn]] inline void throw_cumulative_decrease(std::size_t i) {
+  throw invalid_input("cumulative offspring decrease at index " + std::to_string(i), i);
+}
+
+template <class Index>
+[[noreturn]] void throw_cumulative_end(Index last, std::size_t n) {
+  throw invalid_input("cumulative offspring end at " + std::to_string(last) + ", not at N = " + std::to_string(n),
+                      n - 1);
+}
+
+[[noreturn]] inline void throw_bad_batch_offsets() {
+  throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
+}
+
+[[noreturn]] inline void throw_empty_system(std::size_t b) {
+  throw invalid_input("system " + std::to_string(b) + " of the batch is empty (offsets must increase)", b);
+}
+
 /// Throws invalid_input unless 1 <= N <= the largest size both the exact CDF and Index can address,
 /// and the output has N entries.
 template <class Index>
@@ -115,12 +157,7 @@ void validate_ancestors(std::span<const Index> a) {
   for (std::size_t i = 0; i < n; ++i) {
     bool negative = false;
     if constexpr (std::is_signed_v<Index>) negative = a[i] < 0;
-    if (negative || static_cast<std::size_t>(a[i]) >= n) {
-      throw invalid_input("ancestor at index " + std::to_string(i) + " is " +
-                              detail::format_value(a[i]) + ", outside [0, " + std::to_string(n) +
-                              ")",
-                          i);
-    }
+    if (negative || static_cast<std::size_t>(a[i]) >= n) throw_bad_ancestor(a[i], i, n);
   }
 }
 

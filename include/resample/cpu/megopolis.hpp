@@ -12,12 +12,6 @@
 
 namespace resample::cpu {
 
-/// off_b, the offset of Megopolis' iteration b.
-inline std::uint64_t megopolis_offset(key k, std::uint32_t step, std::uint64_t b, std::uint64_t n) {
-  philox_stream rng(k, shared_index - 1 - b, step);
-  return uniform_below(rng, n);
-}
-
 template <class Exec, class T, class Index>
 void megopolis_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a,
                          const options& opt = {}) {
@@ -30,7 +24,7 @@ void megopolis_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
     for (std::size_t i = begin; i < end; ++i) {
       philox_stream rng(k, i, step);
-      a[i] = static_cast<Index>(metropolis_chain(lw, i, steps, rng, [&](std::uint64_t b) {
+      a[i] = static_cast<Index>(metropolis_chain(lw.data(), i, steps, rng, [&](std::uint64_t b) {
         return (i + (b < steps ? offsets[b] : megopolis_offset(k, step, b, n))) % n;
       }));
     }

@@ -6,6 +6,7 @@
 
 #include <span>
 
+#include "resample/core/chains.hpp"
 #include "resample/core/metropolis_rule.hpp"
 #include "resample/core/options.hpp"
 #include "resample/core/random.hpp"
@@ -18,23 +19,9 @@ template <class T>
 std::uint64_t metropolis_steps(const weight_summary<T>& s, std::size_t n, const options& opt) {
   if (opt.metropolis_steps) return *opt.metropolis_steps;
   if (!(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
-    throw invalid_input("Metropolis eps must lie in (0, 1), got " + detail::format_value(opt.metropolis_eps));
+    throw_bad_metropolis_eps(opt.metropolis_eps);
   }
   return metropolis_steps_from_sum(s.total, n, s.fraction, opt.metropolis_eps);
-}
-
-/// One chain started at i: B steps, then on while it sits on a zero weight. propose(b) returns step
-/// b's proposal (drawing from rng if it needs to); the step's uniform is drawn after it.
-template <class T, class Propose>
-std::uint64_t metropolis_chain(std::span<const T> lw, std::uint64_t i, std::uint64_t steps, philox_stream& rng,
-                               Propose propose) {
-  constexpr T zero = -std::numeric_limits<T>::infinity();
-  std::uint64_t current = i;
-  for (std::uint64_t b = 0; b < steps || lw[current] == zero; ++b) {
-    const std::uint64_t j = propose(b);
-    if (metropolis_accept(lw[j], lw[current], uniform_open(rng))) current = j;
-  }
-  return current;
 }
 
 template <class Exec, class T, class Index>
@@ -47,7 +34,8 @@ void metropolis_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uin
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
     for (std::size_t i = begin; i < end; ++i) {
       philox_stream rng(k, i, step);
-      a[i] = static_cast<Index>(metropolis_chain(lw, i, steps, rng, [&](std::uint64_t) { return uniform_below(rng, n); }));
+      a[i] = static_cast<Index>(
+          metropolis_chain(lw.data(), i, steps, rng, [&](std::uint64_t) { return uniform_below(rng, n); }));
     }
   });
 }

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "resample/core/chains.hpp"
 #include "resample/core/options.hpp"
 #include "resample/core/random.hpp"
 #include "resample/cpu/weight_summary.hpp"
@@ -19,23 +20,17 @@ void rejection_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint
   check_size<Index>(lw.size(), a.size());
   const auto s = summarise(ex, lw);
   const double log_bound = opt.rejection_log_bound.value_or(static_cast<double>(s.max_log_w));
-  if (!std::isfinite(log_bound)) {
-    throw invalid_input("rejection bound must be finite, got log bound " + detail::format_value(log_bound));
-  }
+  if (!std::isfinite(log_bound)) throw_rejection_bound_not_finite(log_bound);
   if (static_cast<double>(s.max_log_w) > log_bound) {
     const std::size_t at = static_cast<std::size_t>(
         std::find_if(lw.begin(), lw.end(), [&](T x) { return static_cast<double>(x) > log_bound; }) - lw.begin());
-    throw invalid_input("rejection bound (log " + detail::format_value(log_bound) + ") is below the log-weight " +
-                            detail::format_value(lw[at]) + " at index " + std::to_string(at),
-                        at);
+    throw_rejection_bound_below(log_bound, static_cast<double>(lw[at]), at);
   }
   const std::uint64_t n = lw.size();
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
     for (std::size_t i = begin; i < end; ++i) {
       philox_stream rng(k, i, step);
-      std::uint64_t j = i;
-      while (!(uniform_open(rng) < deterministic_exp(static_cast<double>(lw[j]) - log_bound))) j = uniform_below(rng, n);
-      a[i] = static_cast<Index>(j);
+      a[i] = static_cast<Index>(rejection_chain(lw.data(), i, n, log_bound, rng));
     }
   });
 }

@@ -103,12 +103,11 @@ void cumulative_offspring_to_ancestors(const Exec& ex, std::span<const Index> O,
   if (a.size() != n) throw invalid_input("ancestor output has the wrong size");
   for (std::size_t i = 0; i < n; ++i) {
     if (O[i] < (i == 0 ? Index{0} : O[i - 1])) {
-      throw invalid_input("cumulative offspring decrease at index " + std::to_string(i), i);
+      throw_cumulative_decrease(i);
     }
   }
   if (n > 0 && static_cast<std::size_t>(O[n - 1]) != n) {
-    throw invalid_input("cumulative offspring end at " + std::to_string(O[n - 1]) + ", not at N = " + std::to_string(n),
-                        n - 1);
+    throw_cumulative_end(O[n - 1], n);
   }
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
     for (std::size_t i = begin; i < end; ++i) {
@@ -201,11 +200,11 @@ template <class Exec, class T, class Index>
 void ancestors_batched(const Exec& ex, scheme s, std::span<const T> lw, std::span<const std::size_t> offsets, key k,
                        std::uint32_t step, std::span<Index> a, const options& opt = {}) {
   if (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != lw.size() || a.size() != lw.size()) {
-    throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
+    throw_bad_batch_offsets();
   }
   for (std::size_t b = 0; b + 1 < offsets.size(); ++b) {
     if (offsets[b + 1] <= offsets[b]) {
-      throw invalid_input("system " + std::to_string(b) + " of the batch is empty (offsets must increase)", b);
+      throw_empty_system(b);
     }
   }
   const serial one;

@@ -17,23 +17,13 @@
 
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/random.hpp"
+#include "resample/core/residual_arithmetic.hpp"
 #include "resample/cpu/offspring_to_ancestors.hpp"
 #include "resample/cpu/weight_summary.hpp"
 
 namespace resample::cpu {
 
-/// sum_{j <= i} r_j = quotient Q + remainder, remainder < Q.
-struct residual_prefix {
-  std::uint64_t quotient;
-  u128 remainder;
-};
-
-inline bool operator<(const residual_prefix& a, const residual_prefix& b) {
-  return a.quotient != b.quotient ? a.quotient < b.quotient : a.remainder < b.remainder;
-}
-
-/// N q_i = f_i Q + r_i for every i, exactly: f_i = floor(N q_i / Q) by exact_comb::floor_ratio
-/// (no 128-bit division, whose software routine dominated the time) and r_i by one multiply-subtract.
+/// N q_i = f_i Q + r_i for every i (core/residual_arithmetic.hpp), with the sum of the f_i.
 struct expected_offspring_split {
   std::vector<std::uint64_t> floor;  ///< f_i; residual and SSP add their extra offspring here
   std::vector<u128> remainder;       ///< r_i in [0, Q), the fraction r_i / Q of e_i
@@ -48,10 +38,10 @@ expected_offspring_split split_expected_offspring(const Exec& ex, std::span<cons
   std::vector<std::uint64_t> block_sum(ex.blocks(n), 0);
   ex.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
     for (std::size_t i = begin; i < end; ++i) {
-      const u128 q = quantised_weight(lw[i], s.max_log_w, s.fraction);
-      out.floor[i] = comb.floor_ratio(q);
-      out.remainder[i] = static_cast<u128>(n) * q - static_cast<u128>(out.floor[i]) * s.total;
-      block_sum[b] += out.floor[i];
+      const auto [f, r] = floor_and_remainder(comb, quantised_weight(lw[i], s.max_log_w, s.fraction), n, s.total);
+      out.floor[i] = f;
+      out.remainder[i] = r;
+      block_sum[b] += f;
     }
   });
   for (const auto f : block_sum) out.floor_sum += f;
@@ -70,15 +60,7 @@ void residual_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint3
     // Residual prefix sums as (quotient, remainder) modulo Q; serial: O(N) additions.
     std::vector<residual_prefix> prefix(n);
     residual_prefix running{0, 0};
-    for (std::size_t i = 0; i < n; ++i) {
-      if (running.remainder >= Q - r[i]) {
-        running.remainder -= Q - r[i];
-        ++running.quotient;
-      } else {
-        running.remainder += r[i];
-      }
-      prefix[i] = running;
-    }
+    for (std::size_t i = 0; i < n; ++i) prefix[i] = running = add_modulo(running, {0, r[i]}, Q);
     ex.for_blocks(R, [&](std::size_t begin, std::size_t end, std::size_t) {
       for (std::size_t draw = begin; draw < end; ++draw) {
         philox_stream rng(k, draw, step);

@@ -9,7 +9,8 @@
 // a fraction that reaches 1 adds one offspring, one that reaches 0 is done; the other is carried.
 // Each step keeps E[xi] (a martingale), so E[o_i] = e_i, and every o_i is floor(e_i) or ceil(e_i).
 // All in integers (units of 1/Q); the decision uses an exact uniform integer from Philox at (i, step).
-// The pairing is sequential by nature: every backend runs it in index order.
+// The pairing is sequential by nature: every backend runs resample::ssp_pairing
+// (core/residual_arithmetic.hpp) in index order.
 #pragma once
 
 #include <span>
@@ -28,41 +29,8 @@ void ssp_ancestors(const Exec& ex, std::span<const T> lw, key k, std::uint32_t s
   const u128 Q = s.total;
   auto [o, r, floor_sum] = split_expected_offspring(ex, lw, s);
   (void)floor_sum;
-  std::size_t carried = n;  // none
-  for (std::size_t i = 0; i < n; ++i) {
-    if (r[i] == 0) continue;
-    if (carried == n) {
-      carried = i;
-      continue;
-    }
-    philox_stream rng(k, i, step);
-    const u128 x = r[carried];
-    const u128 y = r[i];
-    if (x < Q - y) {  // x + y < Q
-      const u128 sum = x + y;
-      if (uniform_below(rng, sum) < x) {
-        r[carried] = sum;
-        r[i] = 0;
-      } else {
-        r[carried] = 0;
-        r[i] = sum;
-        carried = i;
-      }
-    } else {  // x + y >= Q: one of them reaches 1
-      const u128 left = x - (Q - y);  // x + y - Q, what the other keeps
-      if (uniform_below(rng, (Q - x) + (Q - y)) < Q - y) {
-        ++o[carried];
-        r[carried] = 0;
-        r[i] = left;
-        carried = left > 0 ? i : n;
-      } else {
-        ++o[i];
-        r[i] = 0;
-        r[carried] = left;
-        if (left == 0) carried = n;
-      }
-    }
-  }
+  ssp_pairing([&](std::size_t i) -> u128& { return r[i]; }, [&](std::size_t i) -> std::uint64_t& { return o[i]; }, n,
+              Q, k, step);
   offspring_to_ancestors(ex, std::span<const std::uint64_t>(o), a);
 }
 

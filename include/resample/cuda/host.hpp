@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "resample/core/error.hpp"
+#include "resample/core/validate.hpp"
 #include "resample/cuda/workspace.hpp"
 
 namespace resample::cuda::host {
@@ -38,17 +38,9 @@ class device_vector {
   std::size_t n_;
 };
 
-namespace detail {
-inline void check_output(std::size_t n, std::size_t out) {
-  if (out != n) {
-    throw invalid_input("output has " + std::to_string(out) + " entries for N = " + std::to_string(n) + " weights");
-  }
-}
-}  // namespace detail
-
 template <class T, class Index>
 void ancestors(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a, const options& opt = {}) {
-  detail::check_output(lw.size(), a.size());
+  check_size<Index>(lw.size(), a.size());
   workspace ws;
   const device_vector<T> d_lw(lw);
   device_vector<Index> d_a(a.size());
@@ -59,7 +51,7 @@ void ancestors(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::
 
 template <class T, class Index>
 void offspring(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> o, const options& opt = {}) {
-  detail::check_output(lw.size(), o.size());
+  check_size<Index>(lw.size(), o.size());
   workspace ws;
   const device_vector<T> d_lw(lw);
   device_vector<Index> d_o(o.size());
@@ -71,7 +63,7 @@ void offspring(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::
 template <class T, class Index>
 void cumulative_offspring(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> O,
                           const options& opt = {}) {
-  detail::check_output(lw.size(), O.size());
+  check_size<Index>(lw.size(), O.size());
   workspace ws;
   const device_vector<T> d_lw(lw);
   device_vector<Index> d_O(O.size());
@@ -129,7 +121,7 @@ template <class T, class Index>
 void ancestors_batched(scheme s, std::span<const T> lw, std::span<const std::size_t> offsets, key k, std::uint32_t step,
                        std::span<Index> a, const options& opt = {}) {
   if (offsets.size() < 2 || a.size() != lw.size()) {
-    throw invalid_input("batched offsets must run from 0 to N, with one more entry than systems");
+    throw_bad_batch_offsets();
   }
   const std::vector<std::uint64_t> off(offsets.begin(), offsets.end());
   workspace ws;

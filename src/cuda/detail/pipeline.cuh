@@ -28,6 +28,7 @@
 #include "resample/core/options.hpp"
 #include "resample/core/random.hpp"
 #include "resample/core/validate.hpp"
+#include "resample/cuda/block/order_key.cuh"
 #include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/status.hpp"
@@ -81,25 +82,11 @@ inline bool measure_only(void* d_temp, std::size_t& temp_bytes, std::size_t need
 inline void check_scheme_options(scheme s, const options& opt) {
   if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
       !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
-    throw invalid_input("Metropolis eps must lie in (0, 1), got " + resample::detail::format_value(opt.metropolis_eps));
+    throw_bad_metropolis_eps(opt.metropolis_eps);
   }
   if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
-    throw invalid_input("rejection bound must be finite, got log bound " +
-                        resample::detail::format_value(*opt.rejection_log_bound));
+    throw_rejection_bound_not_finite(*opt.rejection_log_bound);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Order-preserving keys: atomicMax on unsigned 64-bit integers gives the largest double (-0 as +0;
-// its sign cannot change any quantised weight). Key 0 is below every double.
-__device__ inline unsigned long long order_key(double x) {
-  if (x == 0) x = 0;
-  const auto b = static_cast<unsigned long long>(__double_as_longlong(x));
-  return (b >> 63) ? ~b : b | (1ULL << 63);
-}
-__device__ inline double from_order_key(unsigned long long k) {
-  const unsigned long long b = (k >> 63) ? (k & ~(1ULL << 63)) : ~k;
-  return __longlong_as_double(static_cast<long long>(b));
 }
 
 __device__ inline bool summary_failed(const device_status& st) {
@@ -285,8 +272,8 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
 
 // ---------------------------------------------------------------------------------------------
 /// One tile's exact prefix sums: thread t's items are particles begin + t * items .. (blocked),
-/// loaded through shared memory (coalesced); c[m] = C at its m-th item (inclusive), `before` = C
-/// before its first item. Out-of-range items count as zero weights.
+/// loaded through shared memory (coalesced); c[m] = C at its m-th item (inclusive). Out-of-range
+/// items count as zero weights.
 template <class T>
 struct tile_prefix {
   using load = cub::BlockLoad<T, block_threads, items_per_thread, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
@@ -297,7 +284,7 @@ struct tile_prefix {
   };
 
   __device__ static void run(TempStorage& tmp, const T* lw, std::size_t n, std::size_t begin, T max_lw, int fraction,
-                             u128 offset, u128 (&c)[items_per_thread], u128& before) {
+                             u128 offset, u128 (&c)[items_per_thread]) {
     T x[items_per_thread];
     const int valid = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
     load(tmp.load).Load(lw + begin, x, valid, -std::numeric_limits<T>::infinity());
@@ -307,7 +294,7 @@ struct tile_prefix {
     __syncthreads();  // the load's storage is the scan's
     u128 excl;
     scan(tmp.scan).ExclusiveSum(running, excl);
-    before = offset + excl;
+    const u128 before = offset + excl;
 #pragma unroll
     for (int m = 0; m < items_per_thread; ++m) c[m] += before;
   }

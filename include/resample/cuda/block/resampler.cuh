@@ -23,10 +23,12 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
+#include "resample/core/chains.hpp"
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/metropolis_rule.hpp"
 #include "resample/core/random.hpp"
+#include "resample/cuda/block/order_key.cuh"
 #include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/status.hpp"
 
@@ -82,11 +84,7 @@ class resampler {
     }
     bad = reduce_u64(tmp_.cub.r64).Reduce(bad, max_op{});
     __syncthreads();
-    // max over T through an order-preserving key (x > -inf here, or the system is all zero)
-    const double bx = static_cast<double>(best) == 0 ? 0.0 : static_cast<double>(best);
-    const auto bits = static_cast<unsigned long long>(__double_as_longlong(bx));
-    unsigned long long key = (bits >> 63) ? ~bits : bits | (1ULL << 63);
-    key = reduce_u64(tmp_.cub.r64).Reduce(key, max_op{});
+    unsigned long long key = reduce_u64(tmp_.cub.r64).Reduce(order_key(static_cast<double>(best)), max_op{});
     if (threadIdx.x == 0) {
       tmp_.word[0] = bad;
       tmp_.word[1] = key;
@@ -95,9 +93,7 @@ class resampler {
     bad = tmp_.word[0];
     key = tmp_.word[1];
     __syncthreads();
-    const unsigned long long b = (key >> 63) ? (key & ~(1ULL << 63)) : ~key;
-    summary<T> s{status_code::ok, 0, static_cast<T>(__longlong_as_double(static_cast<long long>(b))),
-                 fraction_bits(n), 0};
+    summary<T> s{status_code::ok, 0, static_cast<T>(from_order_key(key)), fraction_bits(n), 0};
     if (bad != 0) {
       s.code = status_code::bad_log_weight;
       s.index = static_cast<std::size_t>(~bad);
@@ -133,33 +129,20 @@ class resampler {
   /// Metropolis (proposal uniform) or Megopolis (proposal i + off_b) with B steps.
   __device__ void metropolis(const T* lw, std::size_t n, std::uint64_t steps, bool megopolis, key k, std::uint32_t step,
                              Index* a) {
-    constexpr T zero = -std::numeric_limits<T>::infinity();
     const std::uint64_t size = n;
     for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) {
       philox_stream rng(k, i, step);
-      std::uint64_t current = i;
-      for (std::uint64_t b = 0; b < steps || lw[current] == zero; ++b) {
-        std::uint64_t j;
-        if (megopolis) {
-          philox_stream offset_rng(k, shared_index - 1 - b, step);
-          j = (i + uniform_below(offset_rng, size)) % size;
-        } else {
-          j = uniform_below(rng, size);
-        }
-        if (metropolis_accept(lw[j], lw[current], uniform_open(rng))) current = j;
-      }
-      a[i] = static_cast<Index>(current);
+      a[i] = static_cast<Index>(metropolis_chain(lw, i, steps, rng, [&](std::uint64_t b) {
+        return megopolis ? (i + megopolis_offset(k, step, b, size)) % size : uniform_below(rng, size);
+      }));
     }
   }
 
   /// Rejection with the bound exp(log_bound) >= every weight.
   __device__ void rejection(const T* lw, std::size_t n, double log_bound, key k, std::uint32_t step, Index* a) {
-    const std::uint64_t size = n;
     for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) {
       philox_stream rng(k, i, step);
-      std::uint64_t j = i;
-      while (!(uniform_open(rng) < deterministic_exp(static_cast<double>(lw[j]) - log_bound))) j = uniform_below(rng, size);
-      a[i] = static_cast<Index>(j);
+      a[i] = static_cast<Index>(rejection_chain(lw, i, n, log_bound, rng));
     }
   }
 
