@@ -10,24 +10,14 @@
 #include <gtest/gtest.h>
 
 #include "backend_support.hpp"
-#include "cpu_reference/paper_weights.hpp"
+#include "support/test_weights.hpp"
 
 namespace resample {
 namespace {
 
 constexpr std::size_t parity_sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 1000, 4095, 4096, 4097, 65537, 100003};
 
-template <class T>
-std::vector<T> log_weights(std::size_t n, double y, unsigned seed, bool with_zeros) {
-  reference::default_urbg rng(seed);
-  const auto lw = reference::paper_log_weights(n, y, rng);
-  std::vector<T> out(lw.begin(), lw.end());
-  if (with_zeros) {
-    for (std::size_t i = 0; i < n; i += 3) out[i] = -std::numeric_limits<T>::infinity();
-    out[n / 2] = 0;  // at least one positive weight
-  }
-  return out;
-}
+using test::log_weights;
 
 template <class T, class Index>
 void expect_parity(scheme s, std::size_t n, bool with_zeros, const std::vector<test::backend>& backends = test::all_backends(),

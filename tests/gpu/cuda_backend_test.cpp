@@ -12,27 +12,15 @@
 
 #include <gtest/gtest.h>
 
-#include "cpu_reference/paper_weights.hpp"
-#include "resample/cpu/resample.hpp"
-#include "resample/cuda/host.hpp"
+#include "backend_support.hpp"
+#include "support/test_weights.hpp"
 
 namespace resample {
 namespace {
 
-#define SKIP_WITHOUT_GPU() \
-  if (!cuda::device_available()) GTEST_SKIP() << "no CUDA device: the cuda backend is not tested here"
-
 constexpr std::size_t sizes[] = {1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 6143, 10000, 100003};
 
-std::vector<double> log_weights(std::size_t n, double y, unsigned seed, bool with_zeros = false) {
-  reference::default_urbg rng(seed);
-  auto lw = reference::paper_log_weights(n, y, rng);
-  if (with_zeros) {
-    for (std::size_t i = 0; i < n; i += 3) lw[i] = -std::numeric_limits<double>::infinity();
-    lw[n / 2] = 0;
-  }
-  return lw;
-}
+using test::log_weights;
 
 template <class X>
 std::span<const X> view(const std::vector<X>& v) {
@@ -41,7 +29,7 @@ std::span<const X> view(const std::vector<X>& v) {
 
 class CudaForms : public testing::TestWithParam<scheme> {
  protected:
-  void SetUp() override { SKIP_WITHOUT_GPU(); }
+  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
 };
 
 TEST_P(CudaForms, OffspringAndCumulativeEqualCpu) {
@@ -59,14 +47,10 @@ TEST_P(CudaForms, OffspringAndCumulativeEqualCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, CudaForms, testing::ValuesIn(production_schemes),
-                         [](const testing::TestParamInfo<scheme>& p) {
-                           std::string id(name(p.param));
-                           for (char& c : id) c = c == '-' ? '_' : c;
-                           return id;
-                         });
+                         [](const testing::TestParamInfo<scheme>& p) { return test::scheme_id(p.param); });
 
 TEST(CudaConversions, EqualCpuOnRandomAncestors) {
-  SKIP_WITHOUT_GPU();
+  RESAMPLE_SKIP_WITHOUT_GPU();
   for (const std::size_t n : sizes) {
     reference::default_urbg rng(static_cast<unsigned>(n) + 1);
     // Clustered ancestors (many losers, long chases) and uniform ones.
@@ -91,7 +75,7 @@ TEST(CudaConversions, EqualCpuOnRandomAncestors) {
 }
 
 TEST(CudaConversions, BadInputNamesTheFirstIndexAndWritesNothing) {
-  SKIP_WITHOUT_GPU();
+  RESAMPLE_SKIP_WITHOUT_GPU();
   std::vector<std::int64_t> a(5000, 3);
   a[4000] = 5000;
   a[4500] = -1;
@@ -123,7 +107,7 @@ TEST(CudaConversions, BadInputNamesTheFirstIndexAndWritesNothing) {
 }
 
 TEST(CudaReductions, LogSumExpAndEssEqualCpu) {
-  SKIP_WITHOUT_GPU();
+  RESAMPLE_SKIP_WITHOUT_GPU();
   for (const std::size_t n : sizes) {
     const auto lw = log_weights(n, 4.0, static_cast<unsigned>(n) + 7, n > 2);
     EXPECT_EQ(cuda::host::log_sum_exp(view(lw)), cpu::log_sum_exp(cpu::serial{}, view(lw))) << "N = " << n;
@@ -136,7 +120,7 @@ TEST(CudaReductions, LogSumExpAndEssEqualCpu) {
 
 class CudaBatched : public testing::TestWithParam<scheme> {
  protected:
-  void SetUp() override { SKIP_WITHOUT_GPU(); }
+  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
 };
 
 TEST_P(CudaBatched, EqualsCpuBatched) {
@@ -165,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Schemes, CudaBatched,
                          [](const testing::TestParamInfo<scheme>& p) { return std::string(name(p.param)); });
 
 TEST(CudaBatched, BadSystemIsReportedWithItsLocalIndex) {
-  SKIP_WITHOUT_GPU();
+  RESAMPLE_SKIP_WITHOUT_GPU();
   auto lw = log_weights(3000, 1.0, 4);
   lw[2100] = std::numeric_limits<double>::quiet_NaN();
   lw[2900] = std::numeric_limits<double>::quiet_NaN();
@@ -188,7 +172,7 @@ TEST(CudaBatched, BadSystemIsReportedWithItsLocalIndex) {
 /// all N ancestors. (The CDF schemes: Metropolis, Megopolis and rejection chains would wander
 /// ~10^5 steps each among 300000 zero weights -- hours on the serial CPU side.)
 TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
-  SKIP_WITHOUT_GPU();
+  RESAMPLE_SKIP_WITHOUT_GPU();
   for (const std::size_t n : {std::size_t{5000}, std::size_t{300000}}) {  // the one-block path and the tiled one
     std::vector<float> lw(n, -std::numeric_limits<float>::infinity());
     lw[n / 2] = 0.0f;
@@ -208,7 +192,7 @@ TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
 class CudaRawApi : public testing::Test {
  protected:
   void SetUp() override {
-    SKIP_WITHOUT_GPU();
+    RESAMPLE_SKIP_WITHOUT_GPU();
     cuda::check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   void TearDown() override {
@@ -287,7 +271,7 @@ TEST_F(CudaRawApi, CapturedInAGraphAndReplayed) {
 }
 
 TEST(CudaLarge, SystematicStratifiedMultinomialAt2To24) {
-  SKIP_WITHOUT_GPU();
+  RESAMPLE_SKIP_WITHOUT_GPU();
   const std::size_t n = std::size_t{1} << 24;
   const auto lw64 = log_weights(n, 2.0, 1);
   const std::vector<float> lw(lw64.begin(), lw64.end());

@@ -26,6 +26,20 @@ inline reference::weights paper(std::size_t n, double y, unsigned seed) {
   return reference::weights::from_log(reference::paper_log_weights(n, y, rng));
 }
 
+/// The paper's log-weights (dispersion y) as T; with_zeros makes every third one -inf (index 0
+/// included) and index N/2 a positive weight.
+template <class T = double>
+std::vector<T> log_weights(std::size_t n, double y, unsigned seed, bool with_zeros = false) {
+  reference::default_urbg rng(seed);
+  const auto lw = reference::paper_log_weights(n, y, rng);
+  std::vector<T> out(lw.begin(), lw.end());
+  if (with_zeros) {
+    for (std::size_t i = 0; i < n; i += 3) out[i] = -std::numeric_limits<T>::infinity();
+    out[n / 2] = 0;
+  }
+  return out;
+}
+
 /// Paper weights (y = 1) with exact zeros: index 0, every third index and the last are -inf, but
 /// never all of them (index 1 stays positive when n >= 2).
 inline reference::weights with_zeros(std::size_t n, unsigned seed) {
