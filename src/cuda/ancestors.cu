@@ -73,10 +73,7 @@ void enqueue_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
 template <class T>
 void enqueue_reduction(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result, bool ess,
                        cudaStream_t stream) {
-  if (n == 0) throw invalid_input("no weights: N = 0");
-  if (n > exact_cdf_max_size) {
-    throw invalid_input("N = " + std::to_string(n) + " is beyond the exact CDF (at most 2^32 - 1 particles)");
-  }
+  check_size<std::uint64_t>(n, n);  // N >= 1 and within the exact CDF (no index type here)
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "resample/core/error.hpp"
+#include "resample/core/exact_cdf.hpp"
 
 namespace resample {
 
@@ -145,7 +146,7 @@ void check_size(std::size_t n, std::size_t out_size) {
     throw invalid_input("N = " + std::to_string(n) + " is beyond the index type (largest index " +
                         std::to_string(largest_index) + ")");
   }
-  if (n > 0xFFFFFFFFull) {
+  if (n > exact_cdf_max_size) {
     throw invalid_input("N = " + std::to_string(n) + " is beyond the exact CDF (at most 2^32 - 1 particles)");
   }
 }
