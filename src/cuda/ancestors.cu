@@ -151,10 +151,7 @@ device_status check_status(const void* d_temp, cudaStream_t stream) {
                                     const options&, cudaStream_t);                                                   \
   template void cumulative_offspring<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key,             \
                                                std::uint32_t, Index*, const options&, cudaStream_t);
-RESAMPLE_INSTANTIATE(float, std::int32_t)
-RESAMPLE_INSTANTIATE(float, std::int64_t)
-RESAMPLE_INSTANTIATE(double, std::int32_t)
-RESAMPLE_INSTANTIATE(double, std::int64_t)
+RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 template void log_sum_exp<float>(void*, std::size_t&, const float*, std::size_t, double*, cudaStream_t);
 template void log_sum_exp<double>(void*, std::size_t&, const double*, std::size_t, double*, cudaStream_t);

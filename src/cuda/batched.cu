@@ -9,6 +9,7 @@
 //                       resampled (each system is a call of its own).
 //   batched_verdict:    the first failing system's error, in the CPU's message (local index).
 #include "detail/pipeline.cuh"
+#include "detail/schemes.hpp"
 #include "resample/cuda/block/resampler.cuh"
 #include "resample/cuda/resample.hpp"
 
@@ -148,10 +149,7 @@ void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
   template void ancestors_batched<T, Index>(void*, std::size_t&, scheme, const T*, const std::uint64_t*,        \
                                             std::size_t, std::size_t, key, std::uint32_t, Index*, const options&, \
                                             cudaStream_t);
-RESAMPLE_INSTANTIATE(float, std::int32_t)
-RESAMPLE_INSTANTIATE(float, std::int64_t)
-RESAMPLE_INSTANTIATE(double, std::int32_t)
-RESAMPLE_INSTANTIATE(double, std::int64_t)
+RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 
 }  // namespace resample::cuda

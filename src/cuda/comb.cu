@@ -106,10 +106,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                            \
   template std::size_t comb_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, std::uint32_t, Index*, \
                                                 cudaStream_t);
-RESAMPLE_INSTANTIATE(float, std::int32_t)
-RESAMPLE_INSTANTIATE(float, std::int64_t)
-RESAMPLE_INSTANTIATE(double, std::int32_t)
-RESAMPLE_INSTANTIATE(double, std::int64_t)
+RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 
 }  // namespace resample::cuda::detail

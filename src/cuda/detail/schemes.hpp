@@ -11,6 +11,14 @@
 #include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
 
+/// Applies M(T, Index) to the four instantiations of the backend's entry points: log-weights
+/// float or double, indices int32 or int64.
+#define RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(M) \
+  M(float, std::int32_t)                      \
+  M(float, std::int64_t)                      \
+  M(double, std::int32_t)                     \
+  M(double, std::int64_t)
+
 namespace resample::cuda::detail {
 
 /// Systematic (Code 5) or stratified (Code 4) fused with Code 8: comb.cu.
