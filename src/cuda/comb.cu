@@ -14,13 +14,12 @@
 // Passes over the log-weights: max, tile sums, comb (3 reads, 1 write of the ancestors).
 #include "detail/pipeline.cuh"
 #include "detail/schemes.hpp"
+#include "resample/core/comb_run.hpp"
 #include "resample/cuda/block/resampler.cuh"
 
 namespace resample::cuda::detail {
 namespace {
 
-// At most 80 registers (3 blocks per SM instead of 2 at 104): the kernel is latency-bound at low
-// occupancy (Nsight Compute on an H100, docs/results/gpu.md); the cost is a spill of 8 bytes.
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(block_threads, 3)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets, key k,
@@ -34,29 +33,33 @@ __global__ void __launch_bounds__(block_threads, 3)
   if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];
   const exact_comb comb(st->total, n);
-  const std::uint32_t U = Stratified ? 0 : philox_stream(k, shared_index, step).next();
-  auto cumulative = [&](u128 C) -> std::uint64_t {
-    return Stratified ? comb.stratified(C, k, step) : comb.systematic(C, U);
-  };
-  u128 c[items_per_thread];
-  tile_prefix<T>::run(tmp, lw, n, begin, static_cast<T>(st->max_log_w), st->fraction, offset, c);
-#pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) {
-    O_s[threadIdx.x * items_per_thread + m] = static_cast<std::uint32_t>(cumulative(c[m]));
+  const int fraction = st->fraction;
+  double w[items_per_thread];
+  const u128 before = tile_prefix<T>::run(tmp, lw, n, begin, st->max_log_w, fraction, offset, w);
+  const comb_run<items_per_thread> run(comb, fraction, before, w);
+  std::uint32_t* O = O_s + threadIdx.x * items_per_thread;
+  const auto emit = [O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
+  if (Stratified) {
+    run.stratified(k, step, emit);
+    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.stratified(offset, k, step);
+  } else {
+    const std::uint32_t U = philox_stream(k, shared_index, step).next();
+    run.systematic(U, emit);
+    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.systematic(offset, U);
   }
-  if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : cumulative(offset);
   __syncthreads();
   const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
   tile_writer::write<block_threads>(writer, O_s, O_begin, count, begin, a);
 }
 
 constexpr int small_threads = 512;
-constexpr std::size_t small_n = 8192;
+constexpr int small_items = 16;
+constexpr std::size_t small_n = small_threads * small_items;
 
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(small_threads)
     small_comb_pass(const T* __restrict__ lw, std::size_t n, key k, std::uint32_t step, Index* a, device_status* st) {
-  using resampler = block::resampler<T, Index, small_threads, 4>;
+  using resampler = block::resampler<T, Index, small_threads, small_items>;
   __shared__ typename resampler::TempStorage tmp;
   resampler r(tmp);
   const auto s = r.summarise(lw, n);

@@ -19,12 +19,14 @@ __global__ void __launch_bounds__(block_threads)
   if (st->code != 0) return;
   __shared__ typename tile_prefix<T>::TempStorage tmp;
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
-  u128 c[items_per_thread];
-  tile_prefix<T>::run(tmp, lw, n, begin, static_cast<T>(st->max_log_w), st->fraction, offsets[blockIdx.x], c);
+  const int fraction = st->fraction;
+  double w[items_per_thread];
+  u128 c = tile_prefix<T>::run(tmp, lw, n, begin, st->max_log_w, fraction, offsets[blockIdx.x], w);
 #pragma unroll
   for (int m = 0; m < items_per_thread; ++m) {
     const std::size_t i = begin + threadIdx.x * items_per_thread + m;
-    if (i < n) C[i] = c[m];
+    c += quantise(w[m], fraction);
+    if (i < n) C[i] = c;
   }
 }
 

@@ -8,6 +8,13 @@
 #define RESAMPLE_HOST_DEVICE
 #endif
 
+// Unrolls the loop that follows under nvcc (host compilers unroll on their own and warn about the pragma).
+#if defined(__CUDACC__)
+#define RESAMPLE_UNROLL _Pragma("unroll")
+#else
+#define RESAMPLE_UNROLL
+#endif
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "resample/core/deterministic_math.hpp"
 #include "resample/core/philox.hpp"
 #include "resample/core/wide_int.hpp"
 
@@ -47,6 +48,14 @@ class exact_comb {
   [[nodiscard]] RESAMPLE_HOST_DEVICE double estimate(u128 C) const {
     return static_cast<double>(static_cast<std::int64_t>(C >> shift_)) * scale_;
   }
+
+  /// The estimate's change per unit of weight: one weight w adds w 2^F to C, hence about
+  /// N 2^F / Q to r. Exactly the estimate's own scale times a power of two.
+  [[nodiscard]] RESAMPLE_HOST_DEVICE double per_weight(int fraction) const {
+    return scale_ * detail::double_of(static_cast<std::uint64_t>(1023 + fraction - shift_) << 52);
+  }
+  [[nodiscard]] RESAMPLE_HOST_DEVICE u128 total() const { return Q_; }
+  [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t size() const { return n_; }
 
   /// floor(N C / Q), exactly: the estimate, checked with 192-bit products when it is near an integer.
   [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t floor_ratio(u128 C) const { return floor_ratio(C, estimate(C)); }

@@ -18,9 +18,7 @@
 #include <limits>
 #include <string>
 
-#include <cub/block/block_load.cuh>
 #include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
 
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/exact_offspring.hpp"
@@ -28,7 +26,9 @@
 #include "resample/core/options.hpp"
 #include "resample/core/random.hpp"
 #include "resample/core/validate.hpp"
+#include "resample/cuda/block/load_blocked.cuh"
 #include "resample/cuda/block/order_key.cuh"
+#include "resample/cuda/block/wide_sum.cuh"
 #include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/status.hpp"
@@ -101,37 +101,40 @@ struct max_u64 {
 __device__ inline void flag_first(unsigned long long* slot, std::size_t i) { atomicMax(slot, ~static_cast<unsigned long long>(i)); }
 
 // ---------------------------------------------------------------------------------------------
+/// Runs of items_per_thread consecutive log-weights per thread, grid-stride; the max compared in T
+/// (exact, as in double), NaN / +inf caught by one comparison (!(x < inf)).
 template <class T>
 __global__ void __launch_bounds__(block_threads)
     max_pass(const T* __restrict__ lw, std::size_t n, double bound, device_status* st) {
   using reduce = cub::BlockReduce<unsigned long long, block_threads>;
   __shared__ typename reduce::TempStorage tmp;
-  unsigned long long best = 0, bad = 0, above = 0;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  T best = -inf;
+  unsigned long long bad = 0, above = 0;  // ~i of the first offending index, under max
   const bool check_bound = !isnan(bound);
-  constexpr int unroll = 4;  // four loads in flight per thread
-  for (std::size_t base = blockIdx.x * std::size_t{block_threads * unroll} + threadIdx.x; base < n;
-       base += std::size_t{gridDim.x} * block_threads * unroll) {
+  for (std::size_t first = (blockIdx.x * std::size_t{block_threads} + threadIdx.x) * items_per_thread; first < n;
+       first += std::size_t{gridDim.x} * block_threads * items_per_thread) {
+    T x[items_per_thread];
+    block::load_blocked(lw, first, n, x);
 #pragma unroll
-    for (int u = 0; u < unroll; ++u) {
-      const std::size_t i = base + u * block_threads;
-      if (i < n) {
-        const double x = static_cast<double>(lw[i]);
-        if (isnan(x) || x == std::numeric_limits<double>::infinity()) {
-          bad = max(bad, ~static_cast<unsigned long long>(i));
-        } else {
-          best = max(best, order_key(x));
-          if (check_bound && x > bound) above = max(above, ~static_cast<unsigned long long>(i));
-        }
+    for (int m = 0; m < items_per_thread; ++m) {
+      best = max(best, x[m]);  // ignores NaN; a +inf is caught below (padding is -inf)
+      if (!(x[m] < inf)) bad = max(bad, ~static_cast<unsigned long long>(first + m));
+    }
+    if (check_bound) {
+#pragma unroll
+      for (int m = 0; m < items_per_thread; ++m) {
+        if (static_cast<double>(x[m]) > bound) above = max(above, ~static_cast<unsigned long long>(first + m));
       }
     }
   }
-  best = reduce(tmp).Reduce(best, max_u64{});
+  const unsigned long long best_key = reduce(tmp).Reduce(order_key(static_cast<double>(best)), max_u64{});
   __syncthreads();
   bad = reduce(tmp).Reduce(bad, max_u64{});
   __syncthreads();
   above = reduce(tmp).Reduce(above, max_u64{});
   if (threadIdx.x == 0) {
-    if (best) atomicMax(&st->max_key, best);
+    atomicMax(&st->max_key, best_key);
     if (bad) atomicMax(&st->first_bad, bad);
     if (above) atomicMax(&st->first_above, above);
   }
@@ -143,26 +146,23 @@ __global__ void __launch_bounds__(block_threads)
     tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, const device_status* st, u128* sums,
               u128* squares) {
   if (summary_failed(*st)) return;
-  using reduce = cub::BlockReduce<u128, block_threads>;
-  __shared__ typename reduce::TempStorage tmp;
+  using wide = block::wide_sum<block_threads>;
+  __shared__ typename wide::TempStorage tmp;
   const std::size_t tile = gridDim.x - 1 - blockIdx.x;
-  const std::size_t begin = tile * tile_items;
   const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
+  T x[items_per_thread];
+  block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);
   u128 sum = 0, sum_sq = 0;
 #pragma unroll
   for (int m = 0; m < items_per_thread; ++m) {
-    const std::size_t i = begin + m * block_threads + threadIdx.x;
-    if (i < n) {
-      const double w = deterministic_exp(static_cast<double>(lw[i]) - max_lw);
-      sum += quantise(w, fraction);
-      if (squares) sum_sq += quantise(w * w, fraction);
-    }
+    const double w = deterministic_exp(static_cast<double>(x[m]) - max_lw);
+    sum += quantise(w, fraction);
+    if (squares) sum_sq += quantise(w * w, fraction);
   }
-  sum = reduce(tmp).Sum(sum);
+  sum = wide::sum(tmp, sum);
   if (threadIdx.x == 0) sums[tile] = sum;
   if (squares) {
-    __syncthreads();
-    sum_sq = reduce(tmp).Sum(sum_sq);
+    sum_sq = wide::sum(tmp, sum_sq);
     if (threadIdx.x == 0) squares[tile] = sum_sq;
   }
 }
@@ -182,12 +182,8 @@ template <class T>
 __global__ void __launch_bounds__(finish_threads)
     finish_pass(const T* lw, std::size_t n, int fraction, double bound, device_status* st, u128* sums,
                 u128* squares, std::size_t tiles, finish_request req) {
-  using scan = cub::BlockScan<u128, finish_threads>;
-  using reduce = cub::BlockReduce<u128, finish_threads>;
-  __shared__ union {
-    typename scan::TempStorage scan;
-    typename reduce::TempStorage reduce;
-  } tmp;
+  using wide = block::wide_sum<finish_threads>;
+  __shared__ typename wide::TempStorage tmp;
   __shared__ int verdict;
   if (threadIdx.x == 0) {
     int code = static_cast<int>(status_code::ok);
@@ -218,18 +214,17 @@ __global__ void __launch_bounds__(finish_threads)
   const std::size_t last = min(first + per_thread, tiles);
   u128 run = 0;
   for (std::size_t t = first; t < last; ++t) run += sums[t];
-  u128 before, carry;
-  scan(tmp.scan).ExclusiveSum(run, before, carry);
+  u128 carry;
+  u128 before = wide::exclusive(tmp, run, carry);
   for (std::size_t t = first; t < last; ++t) {
     const u128 x = sums[t];
     sums[t] = before;
     before += x;
   }
-  __syncthreads();
   u128 sq = 0;
   if (squares) {
     for (std::size_t t = threadIdx.x; t < tiles; t += finish_threads) sq += squares[t];
-    sq = reduce(tmp.reduce).Sum(sq);
+    sq = wide::sum(tmp, sq);
   }
   if (threadIdx.x == 0) {
     st->total = carry;
@@ -261,7 +256,7 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
   check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
-  const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles * 2, 4096));
+  const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles, 2048));
   max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
   check_launch("max_pass");
   tile_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, st, sums, squares);
@@ -271,32 +266,27 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
 }
 
 // ---------------------------------------------------------------------------------------------
-/// One tile's exact prefix sums: thread t's items are particles begin + t * items .. (blocked),
-/// loaded through shared memory (coalesced); c[m] = C at its m-th item (inclusive). Out-of-range
-/// items count as zero weights.
+/// One tile's weights and exact prefix sums: thread t's items are particles begin + t * items ..
+/// (blocked). w[m] = the m-th item's weight, and the return value the exact C before the thread's
+/// first item (the tile's offset plus the block's exclusive scan). Out-of-range items are zero
+/// weights.
 template <class T>
 struct tile_prefix {
-  using load = cub::BlockLoad<T, block_threads, items_per_thread, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
-  using scan = cub::BlockScan<u128, block_threads>;
-  union TempStorage {
-    typename load::TempStorage load;
-    typename scan::TempStorage scan;
-  };
+  using wide = block::wide_sum<block_threads>;
+  using TempStorage = typename wide::TempStorage;
 
-  __device__ static void run(TempStorage& tmp, const T* lw, std::size_t n, std::size_t begin, T max_lw, int fraction,
-                             u128 offset, u128 (&c)[items_per_thread]) {
+  __device__ static u128 run(TempStorage& tmp, const T* lw, std::size_t n, std::size_t begin, double max_lw,
+                             int fraction, u128 offset, double (&w)[items_per_thread]) {
     T x[items_per_thread];
-    const int valid = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
-    load(tmp.load).Load(lw + begin, x, valid, -std::numeric_limits<T>::infinity());
-    u128 running = 0;
+    block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);
+    u128 sum = 0;
 #pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) c[m] = running += quantised_weight(x[m], max_lw, fraction);
-    __syncthreads();  // the load's storage is the scan's
-    u128 excl;
-    scan(tmp.scan).ExclusiveSum(running, excl);
-    const u128 before = offset + excl;
-#pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) c[m] += before;
+    for (int m = 0; m < items_per_thread; ++m) {
+      w[m] = deterministic_exp(static_cast<double>(x[m]) - max_lw);
+      sum += quantise(w[m], fraction);
+    }
+    u128 total;
+    return offset + wide::exclusive(tmp, sum, total);
   }
 };
 

@@ -21,14 +21,16 @@
 #include <limits>
 
 #include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
 
 #include "resample/core/chains.hpp"
+#include "resample/core/comb_run.hpp"
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/metropolis_rule.hpp"
 #include "resample/core/random.hpp"
+#include "resample/cuda/block/load_blocked.cuh"
 #include "resample/cuda/block/order_key.cuh"
+#include "resample/cuda/block/wide_sum.cuh"
 #include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/status.hpp"
 
@@ -47,10 +49,10 @@ struct summary {
 
 template <class T, class Index, int BlockThreads, int Items = 4>
 class resampler {
+  static constexpr int chunk = BlockThreads * Items;
   using writer = ancestor_writer<Items>;
+  using wide = wide_sum<BlockThreads>;
   using reduce_u64 = cub::BlockReduce<unsigned long long, BlockThreads>;
-  using reduce_u128 = cub::BlockReduce<u128, BlockThreads>;
-  using scan_u128 = cub::BlockScan<u128, BlockThreads>;
   struct max_op {
     __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a > b ? a : b; }
   };
@@ -59,13 +61,11 @@ class resampler {
   struct TempStorage {
     union {
       typename reduce_u64::TempStorage r64;
-      typename reduce_u128::TempStorage r128;
-      typename scan_u128::TempStorage scan;
+      typename wide::TempStorage wide;
     } cub;
-    std::uint32_t O[BlockThreads * Items];
+    std::uint32_t O[chunk];
     typename writer::template TempStorage<BlockThreads> write;
     unsigned long long word[2];
-    u128 wide;
   };
 
   __device__ explicit resampler(TempStorage& tmp) : tmp_(tmp) {
@@ -73,14 +73,21 @@ class resampler {
     __syncthreads();
   }
 
-  /// Validates lw[0, n), finds its max and the exact sum Q. Every thread gets the result.
+  /// Validates lw[0, n), finds its max and the exact sum Q. Every thread gets the result. A system
+  /// of at most BlockThreads x Items particles is read once: its weights stay in registers for
+  /// systematic() and stratified() on the same lw.
   __device__ summary<T> summarise(const T* lw, std::size_t n) {
-    T best = -std::numeric_limits<T>::infinity();
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    resident_ = n <= static_cast<std::size_t>(chunk);
+    T best = -inf;
     unsigned long long bad = 0;  // ~i of the first NaN / +inf
-    for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) {
-      const T x = lw[i];
-      if (isnan(x) || x == std::numeric_limits<T>::infinity()) bad = max(bad, ~static_cast<unsigned long long>(i));
-      else best = max(best, x);
+    for (std::size_t base = 0; base < n; base += chunk) {
+      load_blocked(lw, base + threadIdx.x * Items, n, x_);
+#pragma unroll
+      for (int m = 0; m < Items; ++m) {
+        best = max(best, x_[m]);  // ignores NaN; a +inf is caught below (padding is -inf)
+        if (!(x_[m] < inf)) bad = max(bad, ~static_cast<unsigned long long>(base + threadIdx.x * Items + m));
+      }
     }
     bad = reduce_u64(tmp_.cub.r64).Reduce(bad, max_op{});
     __syncthreads();
@@ -99,31 +106,34 @@ class resampler {
       s.index = static_cast<std::size_t>(~bad);
       return s;
     }
-    if (s.max_log_w == -std::numeric_limits<T>::infinity()) {
+    if (s.max_log_w == -inf) {
       s.code = status_code::all_weights_zero;
       return s;
     }
     u128 sum = 0;
-    for (std::size_t i = threadIdx.x; i < n; i += BlockThreads) sum += quantised_weight(lw[i], s.max_log_w, s.fraction);
-    sum = reduce_u128(tmp_.cub.r128).Sum(sum);
-    if (threadIdx.x == 0) tmp_.wide = sum;
-    __syncthreads();
-    s.total = tmp_.wide;
-    __syncthreads();
+    if (resident_) {
+      sum_ = weigh(x_, s, w_);
+      sum = sum_;
+    } else {
+      for (std::size_t base = 0; base < n; base += chunk) {
+        double w[Items];
+        load_blocked(lw, base + threadIdx.x * Items, n, x_);
+        sum += weigh(x_, s, w);
+      }
+    }
+    s.total = wide::sum(tmp_.cub.wide, sum);
     return s;
   }
 
   /// Systematic (Code 5) resampling fused with Code 8; a[0, n) local indices.
   __device__ void systematic(const T* lw, std::size_t n, const summary<T>& s, key k, std::uint32_t step, Index* a) {
-    const exact_comb comb(s.total, n);
     const std::uint32_t U = philox_stream(k, shared_index, step).next();
-    comb_walk(lw, n, s, a, [&](u128 C) { return comb.systematic(C, U); });
+    comb_walk(lw, n, s, a, [&](const comb_run<Items>& run, auto emit) { run.systematic(U, emit); });
   }
 
   /// Stratified (Code 4) resampling fused with Code 8.
   __device__ void stratified(const T* lw, std::size_t n, const summary<T>& s, key k, std::uint32_t step, Index* a) {
-    const exact_comb comb(s.total, n);
-    comb_walk(lw, n, s, a, [&](u128 C) { return comb.stratified(C, k, step); });
+    comb_walk(lw, n, s, a, [&](const comb_run<Items>& run, auto emit) { run.stratified(k, step, emit); });
   }
 
   /// Metropolis (proposal uniform) or Megopolis (proposal i + off_b) with B steps.
@@ -147,24 +157,40 @@ class resampler {
   }
 
  private:
-  template <class Cumulative>
-  __device__ void comb_walk(const T* lw, std::size_t n, const summary<T>& s, Index* a, Cumulative cumulative) {
-    constexpr int chunk = BlockThreads * Items;
+  /// w[m] = the weights of x relative to the max; returns the sum of their quantised values.
+  __device__ static u128 weigh(const T (&x)[Items], const summary<T>& s, double (&w)[Items]) {
+    u128 sum = 0;
+#pragma unroll
+    for (int m = 0; m < Items; ++m) {
+      w[m] = deterministic_exp(static_cast<double>(x[m]) - static_cast<double>(s.max_log_w));
+      sum += quantise(w[m], s.fraction);
+    }
+    return sum;
+  }
+
+  /// The chunks of Items consecutive particles per thread: C before each thread's run by a block
+  /// scan carried from chunk to chunk, O by comb_run, a by the ancestor writer.
+  template <class Comb>
+  __device__ void comb_walk(const T* lw, std::size_t n, const summary<T>& s, Index* a, Comb comb_fn) {
+    const exact_comb comb(s.total, n);
     u128 carry = 0;
     std::uint64_t O_begin = 0;
     for (std::size_t base = 0; base < n; base += chunk) {
-      const std::size_t mine = base + threadIdx.x * Items;
-      u128 q[Items], sum = 0;
+      double w[Items];
+      u128 sum;
+      if (resident_) {
 #pragma unroll
-      for (int m = 0; m < Items; ++m) {
-        q[m] = mine + m < n ? quantised_weight(lw[mine + m], s.max_log_w, s.fraction) : 0;
-        sum += q[m];
+        for (int m = 0; m < Items; ++m) w[m] = w_[m];
+        sum = sum_;
+      } else {
+        load_blocked(lw, base + threadIdx.x * Items, n, x_);
+        sum = weigh(x_, s, w);
       }
-      u128 before, total;
-      scan_u128(tmp_.cub.scan).ExclusiveSum(sum, before, total);
-      u128 C = carry + before;
-#pragma unroll
-      for (int m = 0; m < Items; ++m) tmp_.O[threadIdx.x * Items + m] = static_cast<std::uint32_t>(cumulative(C += q[m]));
+      u128 total;
+      const u128 before = carry + wide::exclusive(tmp_.cub.wide, sum, total);
+      std::uint32_t* O = tmp_.O + threadIdx.x * Items;
+      comb_fn(comb_run<Items>(comb, s.fraction, before, w),
+              [O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); });
       __syncthreads();
       const int count = static_cast<int>(min(n - base, static_cast<std::size_t>(chunk)));
       writer::template write<BlockThreads>(tmp_.write, tmp_.O, O_begin, count, base, a);
@@ -175,6 +201,10 @@ class resampler {
   }
 
   TempStorage& tmp_;
+  bool resident_ = false;
+  T x_[Items];
+  double w_[Items];
+  u128 sum_ = 0;
 };
 
 }  // namespace resample::cuda::block

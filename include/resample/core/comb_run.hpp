@@ -1,0 +1,112 @@
+// The comb over a run of consecutive particles, with one exact 128-bit C per run instead of one
+// per particle: what a GPU thread does for the Items particles it owns. Host and device; the
+// result is exact_comb's, bit for bit, for every particle (tests/unit/comb_run_test.cpp).
+//
+// Given C_b, the exact C of the particle before the run, and the run's weights w_m (doubles whose
+// quantised values q_m = quantise(w_m, F) the exact CDF sums), particle m of the run has
+//   r_m = N C_m / Q,   C_m = C_b + q_0 + ... + q_m.
+// The estimate e_m = fma(s, W_m, base), W_m = w_0 + ... + w_m in double, s = exact_comb::per_weight
+// (about N 2^F / Q), base = exact_comb::estimate(C_b) [- u], costs two flops per particle where the
+// per-particle estimate costs a 128-bit shift and a 64-bit-integer-to-double conversion. Its error:
+//   estimate(C_b)             <= N 2^-50                 (exact_comb's bound)
+//   W_m, m + 1 <= 64 terms    <= 64 2^-53 N              (recursive summation, each term <= 1)
+//   s                         <= 3 2^-53 N               (scale and power of two: three roundings)
+//   q_m against w_m 2^F       <= 64 N 2^-F               (each q_m is w_m 2^F truncated)
+//   fma, - u                  <= 2 2^-53 N
+// in all below 80 N 2^-53 < N 2^-45 = margin: when [e - margin, e + margin] holds no integer, the
+// integer the decision needs is the estimate's, as in exact_comb; otherwise the run's exact C_m is
+// summed (rarely: with probability about 2 margin per particle) and exact_comb decides.
+#pragma once
+
+#include <cstdint>
+
+#include "resample/core/config.hpp"
+#include "resample/core/exact_cdf.hpp"
+#include "resample/core/exact_offspring.hpp"
+#include "resample/core/philox.hpp"
+
+namespace resample {
+
+template <int Items>
+class comb_run {
+  static_assert(Items >= 1 && Items <= 64, "the error bound above counts at most 64 terms");
+
+ public:
+  /// C_before: the exact C before the run's first particle; w: the run's weights.
+  RESAMPLE_HOST_DEVICE comb_run(const exact_comb& comb, int fraction, u128 C_before, const double (&w)[Items])
+      : comb_(comb), fraction_(fraction), C_before_(C_before), w_(w),
+        margin_(static_cast<double>(comb.size()) * 2.842170943040401e-14),  // N 2^-45
+        per_weight_(comb.per_weight(fraction)) {}
+
+  /// Systematic (Code 5): emit(m, O^m) for each particle of the run, O^m = #{k : k + U/2^32 < r_m}.
+  template <class Emit>
+  RESAMPLE_HOST_DEVICE void systematic(std::uint32_t U, Emit emit) const {
+    const double base = comb_.estimate(C_before_) - U * 2.3283064365386963e-10;
+    double W = 0;
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) {
+      W += w_[m];
+      const double e = detail::fused(per_weight_, W, base);
+      const double c = std::ceil(e - margin_);
+      // No integer in [e - margin, e + margin]: O = ceil(r - u), an integer in [0, N].
+      emit(m, c > e + margin_ ? small_integer(c) : comb_.systematic(exact_C(m), U));
+    }
+  }
+
+  /// Stratified (Code 4): K = floor(r_m) strata lie below r_m, and stratum K's point K + U_K/2^32
+  /// (U_K the first word of Philox at (K, step)) decides the last one.
+  template <class Emit>
+  RESAMPLE_HOST_DEVICE void stratified(key k, std::uint32_t step, Emit emit) const {
+    const double base = comb_.estimate(C_before_);
+    const std::uint64_t n = comb_.size();
+    double W = 0;
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) {
+      W += w_[m];
+      const double e = detail::fused(per_weight_, W, base);
+      const double f = std::floor(e - margin_);
+      if (!(f + 1.0 > e + margin_)) {
+        // r lies within 2 margin of the integer J = f + 1 (equal weights put every r on one), so
+        // K is J - 1 or J; either way O = J when u_{J-1} < 1 - 2 margin and u_J >= 2 margin:
+        // strata below J - 1 lie wholly below r, point J - 1 lies below it and point J above.
+        const std::uint64_t J = small_integer(f + 1.0);
+        const double lowest = 3.0 * margin_;
+        const bool below = J == 0 || philox_stream(k, J - 1, step).next() * 2.3283064365386963e-10 < 1.0 - lowest;
+        const bool above = J >= n || philox_stream(k, J, step).next() * 2.3283064365386963e-10 >= lowest;
+        emit(m, below && above ? J : comb_.stratified(exact_C(m), k, step));
+        continue;
+      }
+      const std::uint64_t K = small_integer(f);
+      if (K >= n) {
+        emit(m, n);
+        continue;
+      }
+      const std::uint32_t U = philox_stream(k, K, step).next();
+      const double above = (e - f) - U * 2.3283064365386963e-10;  // r - K - u_K; e - f is exact
+      emit(m, above > margin_    ? K + 1
+              : above < -margin_ ? K
+                                 : K + (detail::point_below(K, U, comb_.total(), n, exact_C(m)) ? 1 : 0));
+    }
+  }
+
+ private:
+  /// A double holding an integer in [0, 2^32): its value, read from the significand of c + 2^52.
+  RESAMPLE_HOST_DEVICE static std::uint64_t small_integer(double c) {
+    return detail::bits_of(c + 4503599627370496.0) & 0xFFFFFFFFull;
+  }
+
+  RESAMPLE_HOST_DEVICE u128 exact_C(int m) const {
+    u128 C = C_before_;
+    for (int j = 0; j <= m; ++j) C += quantise(w_[j], fraction_);
+    return C;
+  }
+
+  const exact_comb& comb_;
+  int fraction_;
+  u128 C_before_;
+  const double (&w_)[Items];
+  double margin_;
+  double per_weight_;
+};
+
+}  // namespace resample

@@ -1,0 +1,143 @@
+// comb_run (the comb over a thread's run of particles, one exact C per run) must give exact_comb's
+// answer for every particle: on real weight vectors, on equal weights (every r an integer: the
+// stratified shortcut and the exact fallback), with zeros, with one heavy particle, and on
+// synthetic runs at N = 2^32 - 1.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "resample/core/comb_run.hpp"
+#include "resample/core/random.hpp"
+#include "support/test_weights.hpp"
+
+namespace resample {
+namespace {
+
+constexpr int items = 8;
+constexpr key stratified_key{31, 32};
+constexpr std::uint32_t stratified_step = 5;
+
+/// Checks every run of `items` particles of the weights w (w[i] in [0, 1], the largest 1) against
+/// exact_comb, for systematic with each U in Us and for stratified.
+void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint32_t>& Us, const std::string& what) {
+  const std::uint64_t n = w.size();
+  const int F = fraction_bits(n);
+  std::vector<u128> C(n);
+  u128 sum = 0;
+  for (std::size_t i = 0; i < n; ++i) C[i] = sum += quantise(w[i], F);
+  const exact_comb comb(sum, n);
+  std::uint64_t checked = 0;
+  for (std::size_t first = 0; first < n; first += items) {
+    double run_w[items];
+    for (int m = 0; m < items; ++m) run_w[m] = first + m < n ? w[first + m] : 0.0;
+    const u128 before = first == 0 ? 0 : C[first - 1];
+    const comb_run<items> run(comb, F, before, run_w);
+    for (const std::uint32_t U : Us) {
+      run.systematic(U, [&](int m, std::uint64_t O) {
+        if (first + m >= n) return;
+        ASSERT_EQ(O, comb.systematic(C[first + m], U)) << what << ": systematic, particle " << first + m << " U " << U;
+        ++checked;
+      });
+    }
+    run.stratified(stratified_key, stratified_step, [&](int m, std::uint64_t O) {
+      if (first + m >= n) return;
+      ASSERT_EQ(O, comb.stratified(C[first + m], stratified_key, stratified_step))
+          << what << ": stratified, particle " << first + m;
+    });
+  }
+  EXPECT_EQ(checked, n * Us.size()) << what << ": every particle was checked";
+}
+
+std::vector<double> weights_of(const std::vector<double>& lw) {
+  double max = -std::numeric_limits<double>::infinity();
+  for (const double x : lw) max = std::fmax(max, x);
+  std::vector<double> w(lw.size());
+  for (std::size_t i = 0; i < lw.size(); ++i) w[i] = deterministic_exp(lw[i] - max);
+  return w;
+}
+
+const std::vector<std::uint32_t> some_Us{0u, 1u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu};
+
+TEST(CombRun, MatchesExactCombOnPaperWeights) {
+  for (const std::size_t n : {1, 7, 8, 9, 1000, 4099, 100003}) {
+    for (const double y : {0.0, 2.0, 4.0}) {
+      expect_runs_match(weights_of(test::log_weights(n, y, 17)), some_Us,
+                        "n = " + std::to_string(n) + " y = " + std::to_string(y));
+    }
+  }
+}
+
+TEST(CombRun, MatchesExactCombWithZerosAndEqualWeights) {
+  for (const std::size_t n : {8, 33, 1000, 65536}) {
+    expect_runs_match(weights_of(test::log_weights(n, 1.0, 5, true)), some_Us, "zeros, n = " + std::to_string(n));
+    expect_runs_match(std::vector<double>(n, 1.0), some_Us, "equal, n = " + std::to_string(n));
+    std::vector<double> heavy(n, 1e-30);
+    heavy[n / 3] = 1.0;
+    expect_runs_match(heavy, some_Us, "heavy, n = " + std::to_string(n));
+    std::vector<double> leading_zeros(n, 0.5);
+    for (std::size_t i = 0; i < n / 2; ++i) leading_zeros[i] = 0.0;
+    leading_zeros[n - 1] = 1.0;
+    expect_runs_match(leading_zeros, some_Us, "leading zeros, n = " + std::to_string(n));
+  }
+}
+
+// N = 2^32 - 1 without the vector: Q as if every weight were 1, a run starting at a random
+// particle k with weights 1 (every r an integer) or random ones below 1.
+TEST(CombRun, MatchesExactCombAtTheLargestN) {
+  const std::uint64_t n = 0xFFFFFFFFull;
+  const int F = fraction_bits(n);
+  const u128 Q = static_cast<u128>(n) << F;
+  const exact_comb comb(Q, n);
+  philox_stream rng({41, 42}, 0, 0);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::uint64_t k = uniform_below(rng, n - items);
+    double w[items];
+    for (double& x : w) x = trial % 2 ? 1.0 : uniform_open(rng);
+    const u128 before = static_cast<u128>(k) << F;
+    const std::uint32_t U = trial % 3 ? rng.next() : 0u;
+    u128 C = before;
+    const comb_run<items> run(comb, F, before, w);
+    std::uint64_t expected[items];
+    for (int m = 0; m < items; ++m) expected[m] = comb.systematic(C += quantise(w[m], F), U);
+    run.systematic(U, [&](int m, std::uint64_t O) { ASSERT_EQ(O, expected[m]) << "systematic, k = " << k << " m = " << m; });
+    C = before;
+    for (int m = 0; m < items; ++m) expected[m] = comb.stratified(C += quantise(w[m], F), stratified_key, trial);
+    run.stratified(stratified_key, trial,
+                   [&](int m, std::uint64_t O) { ASSERT_EQ(O, expected[m]) << "stratified, k = " << k << " m = " << m; });
+  }
+}
+
+// The stratified shortcut near an integer J takes O = J only when point J - 1 lies below r and
+// point J above it with room to spare. Here r lies 2^-15 from J (inside the shortcut's window at
+// N = 2^32 - 1, margin about 2^-13) on the side where a point within 2^-15 of J changes O: J - 1
+// + u_{J-1} >= r when r = J - 2^-15 and u_{J-1} >= 1 - 2^-15, and J + u_J < r when r = J + 2^-15
+// and u_J < 2^-15. Such strata are searched for, so both fallbacks run.
+TEST(CombRun, StratifiedShortcutFallsBackWhenAPointIsNearR) {
+  const std::uint64_t n = 0xFFFFFFFFull;
+  const int F = fraction_bits(n);
+  const exact_comb comb(static_cast<u128>(n) << F, n);
+  const u128 delta = u128{1} << (F - 15);
+  philox_stream rng({43, 44}, 0, 0);
+  for (const bool r_below_J : {true, false}) {
+    for (int found = 0; found < 8;) {
+      const std::uint64_t J = 1 + uniform_below(rng, n - items - 1);
+      const std::uint32_t U = philox_stream(stratified_key, r_below_J ? J - 1 : J, stratified_step).next();
+      if (r_below_J ? U < 0xFFFF0000u : U >= 0x10000u) continue;
+      ++found;
+      const double w[items] = {1, 1, 1, 1, 1, 1, 1, 1};
+      const u128 before = (static_cast<u128>(J - 1) << F) + (r_below_J ? -delta : delta);  // r_0 = J -+ 2^-15
+      const comb_run<items> run(comb, F, before, w);
+      std::uint64_t expected[items];
+      u128 C = before;
+      for (int m = 0; m < items; ++m) expected[m] = comb.stratified(C += quantise(w[m], F), stratified_key, stratified_step);
+      EXPECT_EQ(expected[0], r_below_J ? J - 1 : J + 1) << "the point near r decides";
+      run.stratified(stratified_key, stratified_step,
+                     [&](int m, std::uint64_t O) { ASSERT_EQ(O, expected[m]) << "J = " << J << " m = " << m; });
+    }
+  }
+}
+
+}  // namespace
+}  // namespace resample
