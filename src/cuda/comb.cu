@@ -20,6 +20,8 @@
 namespace resample::cuda::detail {
 namespace {
 
+constexpr int stage_capacity = 2 * tile_items;  // a tile's ancestors, staged when they fit
+
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(block_threads, 3)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets, key k,
@@ -29,6 +31,7 @@ __global__ void __launch_bounds__(block_threads, 3)
   __shared__ std::uint32_t O_s[tile_items];
   __shared__ std::uint64_t O_begin;
   __shared__ tile_writer::TempStorage<block_threads> writer;
+  __shared__ Index stage[stage_capacity];
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];
@@ -49,12 +52,12 @@ __global__ void __launch_bounds__(block_threads, 3)
   }
   __syncthreads();
   const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
-  tile_writer::write<block_threads>(writer, O_s, O_begin, count, begin, a);
+  tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O_begin, count, begin, a);
 }
 
-constexpr int small_threads = 512;
-constexpr int small_items = 16;
-constexpr std::size_t small_n = small_threads * small_items;
+constexpr int small_threads = 1024;
+constexpr int small_items = 4;
+constexpr std::size_t small_n = 8192;  // resident (read once) up to small_threads x small_items
 
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(small_threads)

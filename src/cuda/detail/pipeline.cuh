@@ -39,6 +39,7 @@ inline constexpr int block_threads = 256;
 inline constexpr int items_per_thread = 8;
 inline constexpr int tile_items = block_threads * items_per_thread;
 inline constexpr int finish_threads = 1024;
+inline constexpr int finish_items = 4;
 
 inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
 inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
@@ -207,19 +208,23 @@ __global__ void __launch_bounds__(finish_threads)
   }
   __syncthreads();
   if (verdict != 0) return;
-  // Thread t sums its own run of consecutive tiles, one block scan of the runs, then each thread
-  // writes its run's offsets: one pass however many tiles (a loop of block scans was latency-bound).
-  const std::size_t per_thread = (tiles + finish_threads - 1) / finish_threads;
-  const std::size_t first = threadIdx.x * per_thread;
-  const std::size_t last = min(first + per_thread, tiles);
-  u128 run = 0;
-  for (std::size_t t = first; t < last; ++t) run += sums[t];
-  u128 carry;
-  u128 before = wide::exclusive(tmp, run, carry);
-  for (std::size_t t = first; t < last; ++t) {
-    const u128 x = sums[t];
-    sums[t] = before;
-    before += x;
+  // Chunks of finish_threads x finish_items tiles: thread t loads its finish_items consecutive
+  // sums into registers at once (one memory latency, not one per tile), one block scan, then
+  // writes their offsets; the chunk's total carries into the next.
+  u128 carry = 0;
+  for (std::size_t base = 0; base < tiles; base += std::size_t{finish_threads} * finish_items) {
+    const std::size_t first = base + threadIdx.x * std::size_t{finish_items};
+    u128 x[finish_items], run = 0;
+#pragma unroll
+    for (int m = 0; m < finish_items; ++m) run += x[m] = first + m < tiles ? sums[first + m] : 0;
+    u128 chunk_total;
+    u128 before = carry + wide::exclusive(tmp, run, chunk_total);
+#pragma unroll
+    for (int m = 0; m < finish_items; ++m) {
+      if (first + m < tiles) sums[first + m] = before;
+      before += x[m];
+    }
+    carry += chunk_total;
   }
   u128 sq = 0;
   if (squares) {

@@ -50,6 +50,9 @@ struct summary {
 template <class T, class Index, int BlockThreads, int Items = 4>
 class resampler {
   static constexpr int chunk = BlockThreads * Items;
+  // A chunk's ancestors are staged in shared memory for coalesced stores when that costs at most
+  // 16 KiB (ancestor_writer::write_staged), else written directly.
+  static constexpr int stage_capacity = chunk * sizeof(Index) <= 16384 ? chunk : 0;
   using writer = ancestor_writer<Items>;
   using wide = wide_sum<BlockThreads>;
   using reduce_u64 = cub::BlockReduce<unsigned long long, BlockThreads>;
@@ -64,6 +67,7 @@ class resampler {
       typename wide::TempStorage wide;
     } cub;
     std::uint32_t O[chunk];
+    Index stage[stage_capacity > 0 ? stage_capacity : 1];
     typename writer::template TempStorage<BlockThreads> write;
     unsigned long long word[2];
   };
@@ -193,7 +197,11 @@ class resampler {
               [O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); });
       __syncthreads();
       const int count = static_cast<int>(min(n - base, static_cast<std::size_t>(chunk)));
-      writer::template write<BlockThreads>(tmp_.write, tmp_.O, O_begin, count, base, a);
+      if constexpr (stage_capacity > 0) {
+        writer::template write_staged<BlockThreads, stage_capacity>(tmp_.write, tmp_.stage, tmp_.O, O_begin, count, base, a);
+      } else {
+        writer::template write<BlockThreads>(tmp_.write, tmp_.O, O_begin, count, base, a);
+      }
       O_begin = tmp_.O[count - 1];
       carry += total;
       __syncthreads();

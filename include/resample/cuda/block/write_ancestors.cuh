@@ -31,6 +31,33 @@ struct ancestor_writer {
   template <int BlockThreads, class Index>
   __device__ static void write(TempStorage<BlockThreads>& storage, const std::uint32_t* O, std::uint64_t O_begin,
                                int count, std::size_t first, Index* a) {
+    fill<BlockThreads>(storage, O, O_begin, count, first, [a](std::uint64_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
+  }
+
+  /// As write, through `stage` (Capacity entries of shared memory) when the run's offspring fit:
+  /// filled there, then copied to a[O_begin, O_end) by consecutive threads, so that a warp's
+  /// stores are one contiguous 128-byte run instead of 32 scattered ones. Falls back to write when
+  /// they do not fit.
+  template <int BlockThreads, int Capacity, class Index>
+  __device__ static void write_staged(TempStorage<BlockThreads>& storage, Index* stage, const std::uint32_t* O,
+                                      std::uint64_t O_begin, int count, std::size_t first, Index* a) {
+    const std::uint64_t length = O[count - 1] - O_begin;
+    if (length > Capacity) {
+      write<BlockThreads>(storage, O, O_begin, count, first, a);
+      return;
+    }
+    fill<BlockThreads>(storage, O, O_begin, count, first,
+                       [stage, O_begin](std::uint64_t j, std::size_t i) { stage[j - O_begin] = static_cast<Index>(i); });
+    Index* out = a + O_begin;
+    for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(length); j += BlockThreads) out[j] = stage[j];
+    __syncthreads();
+  }
+
+ private:
+  /// sink(j, i) for every j in [O_begin, O[count - 1]), i the particle that owns offspring j.
+  template <int BlockThreads, class Sink>
+  __device__ static void fill(TempStorage<BlockThreads>& storage, const std::uint32_t* O, std::uint64_t O_begin,
+                              int count, std::size_t first, Sink sink) {
     const int m0 = static_cast<int>(threadIdx.x) * Items;
     if (m0 < count) {
       const int m1 = min(m0 + Items, count);
@@ -38,7 +65,7 @@ struct ancestor_writer {
       if (O[m1 - 1] - lo <= light_offspring) {
         for (int m = m0; m < m1; ++m) {
           const std::uint64_t hi = O[m];
-          for (std::uint64_t j = lo; j < hi; ++j) a[j] = static_cast<Index>(first + m);
+          for (std::uint64_t j = lo; j < hi; ++j) sink(j, first + m);
           lo = hi;
         }
       } else {
@@ -54,7 +81,7 @@ struct ancestor_writer {
       for (std::uint64_t j = lo + threadIdx.x; j < O[h1 - 1]; j += BlockThreads) {
         int m = h0;
         while (O[m] <= j) ++m;
-        a[j] = static_cast<Index>(first + m);
+        sink(j, first + m);
       }
     }
     __syncthreads();
