@@ -2,6 +2,7 @@
 // checked in exact integer arithmetic, unbiasedness by z-scores, and the float CDF's bias at
 // N = 2^22 that the exact CDF does not have.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -27,6 +28,32 @@ TEST(ExactCdf, FractionBitsKeepTheSumBelow2To128) {
   }
 }
 
+// floor(w 2^F) from w's significand and exponent: the definition quantise computes with flops.
+u128 quantise_by_bits(double w, int fraction) {
+  std::uint64_t b;
+  std::memcpy(&b, &w, sizeof b);
+  const int e = static_cast<int>((b >> 52) & 0x7ff);
+  const std::uint64_t m = (b & 0x000fffffffffffffULL) | (e ? (1ULL << 52) : 0);
+  const int shift = (e ? e : 1) - 1075 + fraction;
+  if (shift >= 0) return static_cast<u128>(m) << shift;
+  return -shift >= 64 ? 0 : static_cast<u128>(m >> -shift);
+}
+
+TEST(ExactCdf, QuantiseMatchesTheSignificandDefinition) {
+  philox_stream rng({51, 52}, 0, 0);
+  for (const int F : {64, 65, 80, 95, 96}) {
+    for (int trial = 0; trial < 200000; ++trial) {
+      // Uniform bit patterns of [0, 1]: every exponent (subnormals included) equally often.
+      const std::uint64_t bits = rng.next64() % 0x3FF0000000000001ULL;
+      double w;
+      std::memcpy(&w, &bits, sizeof w);
+      ASSERT_EQ(quantise(w, F), quantise_by_bits(w, F)) << "w = " << w << " F = " << F;
+      const double half_w = w * 0.5;
+      ASSERT_EQ(quantise(half_w, F), quantise_by_bits(half_w, F)) << "w = " << half_w << " F = " << F;
+    }
+  }
+}
+
 TEST(ExactCdf, QuantiseIsExactFloor) {
   EXPECT_EQ(quantise(1.0, 96), static_cast<u128>(1) << 96);
   EXPECT_EQ(quantise(0.5, 96), static_cast<u128>(1) << 95);
@@ -36,7 +63,8 @@ TEST(ExactCdf, QuantiseIsExactFloor) {
   EXPECT_EQ(quantise(std::numeric_limits<double>::denorm_min(), 96), 0u);
   const double w = 0.1;  // 0x3FB999999999999A = 0x1999999999999A * 2^-56
   EXPECT_EQ(quantise(w, 96), static_cast<u128>(0x1999999999999AULL) << 40);
-  EXPECT_EQ(quantise(w, 40), static_cast<u128>(0x1999999999999AULL >> 16));
+  EXPECT_EQ(quantise(w, 64), static_cast<u128>(0x1999999999999AULL) << 8);
+  EXPECT_EQ(quantise(w, 66), static_cast<u128>(0x1999999999999AULL) << 10);
   EXPECT_EQ(quantised_weight(-std::numeric_limits<double>::infinity(), 0.0, 96), 0u);
   EXPECT_EQ(quantised_weight(3.5f, 3.5f, 90), static_cast<u128>(1) << 90);
 }

@@ -15,35 +15,53 @@
 
 namespace resample {
 
-/// e^x for double x. Cody-Waite reduction x = k ln 2 + r, |r| <= ln(2) / 2, with ln 2 split in two
-/// parts; exp(r) by its Taylor series to r^13 (truncation < 0.02 ulp) in Horner form with fma;
-/// then times 2^k, in two steps where the result is subnormal.
-RESAMPLE_HOST_DEVICE inline double deterministic_exp(double x) {
+namespace detail {
+/// deterministic_exp(x) for x in [-745.13, 709.78]: its reduction, series and scaling.
+RESAMPLE_HOST_DEVICE inline double exp_in_range(double x) {
   constexpr double inv_ln2 = 1.4426950408889634074;     // 1 / ln 2
   constexpr double ln2_hi = 6.93147180369123816490e-01;  // ln 2, top 32 bits: k * ln2_hi is exact
   constexpr double ln2_lo = 1.90821492927058770002e-10;  // ln 2 - ln2_hi
   constexpr double shifter = 6755399441055744.0;         // 1.5 * 2^52: adding it rounds to an integer
-  if (x != x) return x;                                   // NaN
-  if (x > 709.782712893384) return std::numeric_limits<double>::infinity();
-  if (x < -745.1332191019412) return 0.0;
-  const double k = detail::fused(x, inv_ln2, shifter) - shifter;  // round(x / ln 2), ties to even
-  double r = detail::fused(-k, ln2_hi, x);
-  r = detail::fused(-k, ln2_lo, r);
+  const double shifted = fused(x, inv_ln2, shifter);
+  const double k = shifted - shifter;  // round(x / ln 2), ties to even
+  double r = fused(-k, ln2_hi, x);
+  r = fused(-k, ln2_lo, r);
   // 1/n! for n = 13 down to 2, as correctly rounded doubles.
   constexpr double c[] = {1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08,
                           2.755731922398589e-07,  2.7557319223985893e-06, 2.48015873015873e-05,
                           0.0001984126984126984,  0.001388888888888889,   0.008333333333333333,
                           0.041666666666666664,   0.16666666666666666,    0.5};
   double p = c[0];
-  for (int n = 1; n < 12; ++n) p = detail::fused(p, r, c[n]);
-  p = detail::fused(p, r, 1.0);
-  p = detail::fused(p, r, 1.0);  // exp(r) = 1 + r (1 + r (1/2 + r (1/6 + ...)))
-  const auto ki = static_cast<std::int64_t>(k);
-  if (ki > 1023) return p * 2.0 * detail::double_of(static_cast<std::uint64_t>(ki - 1 + 1023) << 52);
-  if (ki >= -1022) return p * detail::double_of(static_cast<std::uint64_t>(ki + 1023) << 52);
+  for (int n = 1; n < 12; ++n) p = fused(p, r, c[n]);
+  p = fused(p, r, 1.0);
+  p = fused(p, r, 1.0);  // exp(r) = 1 + r (1 + r (1/2 + r (1/6 + ...)))
+  // k as an integer without a float-to-integer conversion: `shifted` has unit ulp, so its low 32
+  // bits hold k mod 2^32 (|k| <= 1100).
+  const auto ki = static_cast<std::int32_t>(static_cast<std::uint32_t>(bits_of(shifted)));
+  const auto two_to = [](std::int32_t e) {  // 2^e for a normal exponent e, from its bits
+    return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e + 1023) << 20) << 32);
+  };
+  if (ki > 1023) return p * 2.0 * two_to(ki - 1);
+  if (ki >= -1022) return p * two_to(ki);
   // Subnormal result: scale by 2^(k + 64) first (normal), then by 2^-64 (one rounding).
-  return p * detail::double_of(static_cast<std::uint64_t>(ki + 64 + 1023) << 52) *
-         detail::double_of(static_cast<std::uint64_t>(-64 + 1023) << 52);
+  return p * two_to(ki + 64) * two_to(-64);
+}
+}  // namespace detail
+
+/// e^x for double x. Cody-Waite reduction x = k ln 2 + r, |r| <= ln(2) / 2, with ln 2 split in two
+/// parts; exp(r) by its Taylor series to r^13 (truncation < 0.02 ulp) in Horner form with fma;
+/// then times 2^k, in two steps where the result is subnormal.
+RESAMPLE_HOST_DEVICE inline double deterministic_exp(double x) {
+  if (x != x) return x;  // NaN
+  if (x > 709.782712893384) return std::numeric_limits<double>::infinity();
+  if (x < -745.1332191019412) return 0.0;
+  return detail::exp_in_range(x);
+}
+
+/// deterministic_exp(x) for x <= 0 (-inf included), as for every weight exp(lw - max lw): the same
+/// bits without the two checks that cannot fire there (a GPU spends instructions on them).
+RESAMPLE_HOST_DEVICE inline double deterministic_exp_nonpositive(double x) {
+  return x < -745.1332191019412 ? 0.0 : detail::exp_in_range(x);
 }
 
 /// ln x for double x, after fdlibm's __ieee754_log: x = (1 + f) 2^k with 1 + f in [sqrt(1/2), sqrt 2),

@@ -154,18 +154,23 @@ __global__ void __launch_bounds__(block_threads)
   T x[items_per_thread];
   block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);
   u128 sum = 0, sum_sq = 0;
+  if (squares) {
 #pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) {
-    const double w = deterministic_exp(static_cast<double>(x[m]) - max_lw);
-    sum += quantise(w, fraction);
-    if (squares) sum_sq += quantise(w * w, fraction);
+    for (int m = 0; m < items_per_thread; ++m) {
+      const double w = deterministic_exp_nonpositive(static_cast<double>(x[m]) - max_lw);
+      sum += quantise(w, fraction);
+      sum_sq += quantise(w * w, fraction);
+    }
+    sum_sq = wide::sum(tmp, sum_sq);
+    if (threadIdx.x == 0) squares[tile] = sum_sq;
+  } else {
+#pragma unroll
+    for (int m = 0; m < items_per_thread; ++m) {
+      sum += quantise(deterministic_exp_nonpositive(static_cast<double>(x[m]) - max_lw), fraction);
+    }
   }
   sum = wide::sum(tmp, sum);
   if (threadIdx.x == 0) sums[tile] = sum;
-  if (squares) {
-    sum_sq = wide::sum(tmp, sum_sq);
-    if (threadIdx.x == 0) squares[tile] = sum_sq;
-  }
 }
 
 /// What finish_pass derives beyond Q.
@@ -287,7 +292,7 @@ struct tile_prefix {
     u128 sum = 0;
 #pragma unroll
     for (int m = 0; m < items_per_thread; ++m) {
-      w[m] = deterministic_exp(static_cast<double>(x[m]) - max_lw);
+      w[m] = deterministic_exp_nonpositive(static_cast<double>(x[m]) - max_lw);
       sum += quantise(w[m], fraction);
     }
     u128 total;

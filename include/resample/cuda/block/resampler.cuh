@@ -166,7 +166,7 @@ class resampler {
     u128 sum = 0;
 #pragma unroll
     for (int m = 0; m < Items; ++m) {
-      w[m] = deterministic_exp(static_cast<double>(x[m]) - static_cast<double>(s.max_log_w));
+      w[m] = deterministic_exp_nonpositive(static_cast<double>(x[m]) - static_cast<double>(s.max_log_w));
       sum += quantise(w[m], s.fraction);
     }
     return sum;
