@@ -13,6 +13,8 @@
 namespace resample {
 namespace {
 
+std::uint64_t bits_of_double(double x) { return detail::bits_of(x); }
+
 /// (got - exact) in units of the last place of the correctly rounded result.
 double ulp_error(double got, __float128 exact) {
   const double rounded = static_cast<double>(exact);
@@ -49,6 +51,24 @@ TEST(DeterministicMath, ExpIsFaithfulOverTheWholeRange) {
   EXPECT_LT(r.worst_ulp, 1.0);
   EXPECT_GT(r.correctly_rounded, 0.9);
   RecordProperty("exp_max_ulp", std::to_string(r.worst_ulp));
+}
+
+// The weights' exp, eight at a time in lockstep, must be deterministic_exp bit for bit on x <= 0:
+// normal and subnormal results, the cut-off near -745.13, -0, -inf.
+TEST(DeterministicMath, LockstepExpOfNonpositiveIsDeterministicExp) {
+  philox_stream s({13, 14}, 0, 0);
+  const double specials[] = {0.0, -0.0, -1e-300, -708.0, -708.4, -709.0, -744.4, -745.1332191019411,
+                             -745.1332191019412, -745.1332191019413, -746.0, -1e308,
+                             -std::numeric_limits<double>::infinity()};
+  for (const double x : specials) {
+    EXPECT_EQ(bits_of_double(deterministic_exp_nonpositive(x)), bits_of_double(deterministic_exp(x))) << "x = " << x;
+  }
+  for (int trial = 0; trial < 200000; ++trial) {
+    double x[8], e[8];
+    for (double& v : x) v = trial % 2 ? -750.0 * uniform_open(s) : -40.0 * uniform_open(s);
+    deterministic_exp_nonpositive(x, e);
+    for (int m = 0; m < 8; ++m) ASSERT_EQ(bits_of_double(e[m]), bits_of_double(deterministic_exp(x[m]))) << "x = " << x[m];
+  }
 }
 
 TEST(DeterministicMath, LogIsFaithfulOverTheWholeRange) {

@@ -58,10 +58,68 @@ RESAMPLE_HOST_DEVICE inline double deterministic_exp(double x) {
   return detail::exp_in_range(x);
 }
 
-/// deterministic_exp(x) for x <= 0 (-inf included), as for every weight exp(lw - max lw): the same
-/// bits without the two checks that cannot fire there (a GPU spends instructions on them).
+namespace detail {
+/// exp_in_range for K arguments in [-745.13, 0], step by step across the K of them: the same
+/// operations on each as exp_in_range, hence the same bits, without branches (the subnormal case is
+/// a select: times 2^k, or times 2^(k + 64) and then 2^-64). On a GPU the K chains then run
+/// interleaved and each coefficient is materialised once for all K, where a branchy exp per
+/// argument ran its chains one after another.
+template <int K>
+RESAMPLE_HOST_DEVICE inline void exp_nonpositive_lockstep(const double (&x)[K], double (&e)[K]) {
+  constexpr double inv_ln2 = 1.4426950408889634074;
+  constexpr double ln2_hi = 6.93147180369123816490e-01;
+  constexpr double ln2_lo = 1.90821492927058770002e-10;
+  constexpr double shifter = 6755399441055744.0;
+  constexpr double c[] = {1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08,
+                          2.755731922398589e-07,  2.7557319223985893e-06, 2.48015873015873e-05,
+                          0.0001984126984126984,  0.001388888888888889,   0.008333333333333333,
+                          0.041666666666666664,   0.16666666666666666,    0.5};
+  double r[K], p[K];
+  std::int32_t ki[K];
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) {
+    const double shifted = fused(x[m], inv_ln2, shifter);
+    const double k = shifted - shifter;
+    r[m] = fused(-k, ln2_lo, fused(-k, ln2_hi, x[m]));
+    ki[m] = static_cast<std::int32_t>(static_cast<std::uint32_t>(bits_of(shifted)));
+    p[m] = c[0];
+  }
+  RESAMPLE_UNROLL
+  for (int n = 1; n < 12; ++n) {
+    RESAMPLE_UNROLL
+    for (int m = 0; m < K; ++m) p[m] = fused(p[m], r[m], c[n]);
+  }
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) {
+    p[m] = fused(fused(p[m], r[m], 1.0), r[m], 1.0);
+    const bool normal = ki[m] >= -1022;
+    const auto two_to = [](std::int32_t k) {
+      return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k + 1023) << 20) << 32);
+    };
+    e[m] = p[m] * two_to(normal ? ki[m] : ki[m] + 64) * (normal ? 1.0 : two_to(-64));  // * 1.0 is exact
+  }
+}
+}  // namespace detail
+
+/// deterministic_exp(x[m]) for K arguments x[m] <= 0 (-inf included), as for weights
+/// exp(lw - max lw): the same bits, computed in lockstep (detail::exp_nonpositive_lockstep).
+template <int K>
+RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)[K], double (&e)[K]) {
+  constexpr double lowest = -745.1332191019412;  // below it e^x rounds to 0
+  double clamped[K];
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) clamped[m] = x[m] < lowest ? lowest : x[m];
+  detail::exp_nonpositive_lockstep(clamped, e);
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) e[m] = x[m] < lowest ? 0.0 : e[m];
+}
+
+/// deterministic_exp(x) for one x <= 0 (-inf included).
 RESAMPLE_HOST_DEVICE inline double deterministic_exp_nonpositive(double x) {
-  return x < -745.1332191019412 ? 0.0 : detail::exp_in_range(x);
+  const double in[1] = {x};
+  double out[1];
+  deterministic_exp_nonpositive(in, out);
+  return out[0];
 }
 
 /// ln x for double x, after fdlibm's __ieee754_log: x = (1 + f) 2^k with 1 + f in [sqrt(1/2), sqrt 2),

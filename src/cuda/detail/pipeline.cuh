@@ -153,21 +153,19 @@ __global__ void __launch_bounds__(block_threads)
   const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   T x[items_per_thread];
   block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);
-  u128 sum = 0, sum_sq = 0;
-  if (squares) {
+  double d[items_per_thread], w[items_per_thread];
 #pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) {
-      const double w = deterministic_exp_nonpositive(static_cast<double>(x[m]) - max_lw);
-      sum += quantise(w, fraction);
-      sum_sq += quantise(w * w, fraction);
-    }
+  for (int m = 0; m < items_per_thread; ++m) d[m] = static_cast<double>(x[m]) - max_lw;
+  deterministic_exp_nonpositive(d, w);
+  u128 sum = 0;
+#pragma unroll
+  for (int m = 0; m < items_per_thread; ++m) sum += quantise(w[m], fraction);
+  if (squares) {
+    u128 sum_sq = 0;
+#pragma unroll
+    for (int m = 0; m < items_per_thread; ++m) sum_sq += quantise(w[m] * w[m], fraction);
     sum_sq = wide::sum(tmp, sum_sq);
     if (threadIdx.x == 0) squares[tile] = sum_sq;
-  } else {
-#pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) {
-      sum += quantise(deterministic_exp_nonpositive(static_cast<double>(x[m]) - max_lw), fraction);
-    }
   }
   sum = wide::sum(tmp, sum);
   if (threadIdx.x == 0) sums[tile] = sum;
@@ -289,12 +287,13 @@ struct tile_prefix {
                              int fraction, u128 offset, double (&w)[items_per_thread]) {
     T x[items_per_thread];
     block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);
+    double d[items_per_thread];
+#pragma unroll
+    for (int m = 0; m < items_per_thread; ++m) d[m] = static_cast<double>(x[m]) - max_lw;
+    deterministic_exp_nonpositive(d, w);
     u128 sum = 0;
 #pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) {
-      w[m] = deterministic_exp_nonpositive(static_cast<double>(x[m]) - max_lw);
-      sum += quantise(w[m], fraction);
-    }
+    for (int m = 0; m < items_per_thread; ++m) sum += quantise(w[m], fraction);
     u128 total;
     return offset + wide::exclusive(tmp, sum, total);
   }

@@ -163,12 +163,13 @@ class resampler {
  private:
   /// w[m] = the weights of x relative to the max; returns the sum of their quantised values.
   __device__ static u128 weigh(const T (&x)[Items], const summary<T>& s, double (&w)[Items]) {
+    double d[Items];
+#pragma unroll
+    for (int m = 0; m < Items; ++m) d[m] = static_cast<double>(x[m]) - static_cast<double>(s.max_log_w);
+    deterministic_exp_nonpositive(d, w);
     u128 sum = 0;
 #pragma unroll
-    for (int m = 0; m < Items; ++m) {
-      w[m] = deterministic_exp_nonpositive(static_cast<double>(x[m]) - static_cast<double>(s.max_log_w));
-      sum += quantise(w[m], s.fraction);
-    }
+    for (int m = 0; m < Items; ++m) sum += quantise(w[m], s.fraction);
     return sum;
   }
 

@@ -42,44 +42,55 @@ __device__ inline u128 warp_sum(u128 x) {
   return x;
 }
 
-/// Block of BlockThreads (a multiple of 32) threads, one-dimensional; every thread must call.
+/// Block of BlockThreads (a multiple of 32, at most 1024) threads, one-dimensional; every thread
+/// must call. Up to 8 warps, each thread adds the warp totals itself; beyond, warp 0 scans them
+/// (a loop of 32 dependent 128-bit adds in every thread made a 1024-thread scan instruction-bound).
 template <int BlockThreads>
 struct wide_sum {
-  static_assert(BlockThreads % 32 == 0, "whole warps");
+  static_assert(BlockThreads % 32 == 0 && BlockThreads <= 1024, "whole warps, at most 32");
   static constexpr int warps = BlockThreads / 32;
   struct TempStorage {
     u128 warp[warps];
+    u128 total;
   };
 
   /// Exclusive prefix sum of x over the block (thread order); `total` gets the block's sum.
   /// Ends with a barrier, so the storage may be reused at once.
   __device__ static u128 exclusive(TempStorage& tmp, u128 x, u128& total) {
-    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
     const u128 inclusive = warp_inclusive_sum(x);
-    if ((threadIdx.x & 31) == 31) tmp.warp[warp] = inclusive;
+    if (lane == 31) tmp.warp[warp] = inclusive;
     __syncthreads();
-    u128 before = 0, sum = 0;
+    u128 before = 0;
+    if constexpr (warps <= 8) {
+      u128 sum = 0;
 #pragma unroll
-    for (int w = 0; w < warps; ++w) {
-      const u128 s = tmp.warp[w];
-      if (w < warp) before += s;
-      sum += s;
+      for (int w = 0; w < warps; ++w) {
+        const u128 s = tmp.warp[w];
+        if (w < warp) before += s;
+        sum += s;
+      }
+      total = sum;
+    } else {
+      if (warp == 0) {
+        const u128 t = lane < warps ? tmp.warp[lane] : 0;
+        const u128 scanned = warp_inclusive_sum(t);
+        if (lane < warps) tmp.warp[lane] = scanned - t;
+        if (lane == 31) tmp.total = scanned;
+      }
+      __syncthreads();
+      before = tmp.warp[warp];
+      total = tmp.total;
     }
     __syncthreads();
-    total = sum;
     return before + inclusive - x;
   }
 
   /// The block's sum, in every thread. Ends with a barrier.
   __device__ static u128 sum(TempStorage& tmp, u128 x) {
-    x = warp_sum(x);
-    if ((threadIdx.x & 31) == 0) tmp.warp[threadIdx.x >> 5] = x;
-    __syncthreads();
-    u128 s = 0;
-#pragma unroll
-    for (int w = 0; w < warps; ++w) s += tmp.warp[w];
-    __syncthreads();
-    return s;
+    u128 total;
+    exclusive(tmp, x, total);
+    return total;
   }
 };
 
