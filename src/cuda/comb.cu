@@ -25,7 +25,7 @@ constexpr int stage_capacity = 2 * tile_items;  // a tile's ancestors, staged wh
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(block_threads, 3)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets, key k,
-              std::uint32_t step, Index* a) {
+              std::uint32_t step, std::uint32_t U, Index* a) {
   if (st->code != 0) return;
   __shared__ typename tile_prefix<T>::TempStorage tmp;
   __shared__ std::uint32_t O_s[tile_items];
@@ -46,7 +46,6 @@ __global__ void __launch_bounds__(block_threads, 3)
     run.stratified(k, step, emit);
     if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.stratified(offset, k, step);
   } else {
-    const std::uint32_t U = philox_stream(k, shared_index, step).next();
     run.systematic(U, emit);
     if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.systematic(offset, U);
   }
@@ -100,10 +99,11 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
     return c.bytes();
   }
   summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
+  const std::uint32_t U = philox_stream(k, shared_index, step).next();  // systematic's u, drawn once on the host
   if (s == scheme::stratified) {
-    comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, a);
+    comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
   } else {
-    comb_pass<T, Index, false><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, a);
+    comb_pass<T, Index, false><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
   }
   check_launch("comb_pass");
   return c.bytes();

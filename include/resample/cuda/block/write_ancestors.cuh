@@ -16,7 +16,7 @@ namespace resample::cuda::block {
 
 template <int Items>
 struct ancestor_writer {
-  static constexpr std::uint64_t light_offspring = 8 * Items;
+  static constexpr std::uint32_t light_offspring = 8 * Items;
 
   /// Shared memory: the list of heavy threads (one entry per thread of the block) and its length.
   template <int BlockThreads>
@@ -31,7 +31,7 @@ struct ancestor_writer {
   template <int BlockThreads, class Index>
   __device__ static void write(TempStorage<BlockThreads>& storage, const std::uint32_t* O, std::uint64_t O_begin,
                                int count, std::size_t first, Index* a) {
-    fill<BlockThreads>(storage, O, O_begin, count, first, [a](std::uint64_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
+    fill<BlockThreads>(storage, O, O_begin, count, first, [a](std::uint32_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
   }
 
   /// As write, through `stage` (Capacity entries of shared memory) when the run's offspring fit:
@@ -47,7 +47,9 @@ struct ancestor_writer {
       return;
     }
     fill<BlockThreads>(storage, O, O_begin, count, first,
-                       [stage, O_begin](std::uint64_t j, std::size_t i) { stage[j - O_begin] = static_cast<Index>(i); });
+                       [stage, begin = static_cast<std::uint32_t>(O_begin)](std::uint32_t j, std::size_t i) {
+                         stage[j - begin] = static_cast<Index>(i);
+                       });
     Index* out = a + O_begin;
     for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(length); j += BlockThreads) out[j] = stage[j];
     __syncthreads();
@@ -55,17 +57,21 @@ struct ancestor_writer {
 
  private:
   /// sink(j, i) for every j in [O_begin, O[count - 1]), i the particle that owns offspring j.
+  /// Offspring indices are below N < 2^32: 32-bit counters (64-bit ones doubled the instructions
+  /// of this loop, the comb kernel's largest cost after the exp).
   template <int BlockThreads, class Sink>
   __device__ static void fill(TempStorage<BlockThreads>& storage, const std::uint32_t* O, std::uint64_t O_begin,
                               int count, std::size_t first, Sink sink) {
     const int m0 = static_cast<int>(threadIdx.x) * Items;
+    const auto begin = static_cast<std::uint32_t>(O_begin);
     if (m0 < count) {
       const int m1 = min(m0 + Items, count);
-      std::uint64_t lo = m0 == 0 ? O_begin : O[m0 - 1];
+      std::uint32_t lo = m0 == 0 ? begin : O[m0 - 1];
       if (O[m1 - 1] - lo <= light_offspring) {
         for (int m = m0; m < m1; ++m) {
-          const std::uint64_t hi = O[m];
-          for (std::uint64_t j = lo; j < hi; ++j) sink(j, first + m);
+          const std::uint32_t hi = O[m];
+#pragma unroll 1
+          for (std::uint32_t j = lo; j < hi; ++j) sink(j, first + m);
           lo = hi;
         }
       } else {
@@ -77,11 +83,11 @@ struct ancestor_writer {
     for (int k = 0; k < heavy; ++k) {
       const int h0 = storage.heavy[k] * Items;
       const int h1 = min(h0 + Items, count);
-      const std::uint64_t lo = h0 == 0 ? O_begin : O[h0 - 1];
-      for (std::uint64_t j = lo + threadIdx.x; j < O[h1 - 1]; j += BlockThreads) {
+      const std::uint32_t lo = h0 == 0 ? begin : O[h0 - 1];
+      for (std::uint64_t j = lo + threadIdx.x; j < O[h1 - 1]; j += BlockThreads) {  // 64-bit: no wrap near 2^32
         int m = h0;
         while (O[m] <= j) ++m;
-        sink(j, first + m);
+        sink(static_cast<std::uint32_t>(j), first + m);
       }
     }
     __syncthreads();
