@@ -139,5 +139,32 @@ TEST(CombRun, StratifiedShortcutFallsBackWhenAPointIsNearR) {
   }
 }
 
+// Stratum K is certain but its point K + u_K lies one unit of C from r (or on it): the estimate
+// cannot tell the side, the exact comparison must.
+TEST(CombRun, StratifiedPointWithinOneUnitOfR) {
+  const std::uint64_t n = 0xFFFFFFFFull;
+  const int F = fraction_bits(n);
+  const exact_comb comb(static_cast<u128>(n) << F, n);  // r = C / 2^96
+  philox_stream rng({45, 46}, 0, 0);
+  int below = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::uint64_t K = 1 + uniform_below(rng, n - items - 1);
+    const std::uint32_t U = philox_stream(stratified_key, K, stratified_step).next();
+    const u128 point = static_cast<u128>((K << 32) | U) << (F - 32);  // C at which r = K + u_K
+    for (const int d : {-1, 0, 1}) {
+      const double w[items] = {1, 1, 1, 1, 1, 1, 1, 1};
+      const u128 before = point - (u128{1} << F) + static_cast<u128>(static_cast<std::int64_t>(d));  // C_0 = point + d
+      const comb_run<items> run(comb, F, before, w);
+      u128 C = before;
+      std::uint64_t expected[items];
+      for (int m = 0; m < items; ++m) expected[m] = comb.stratified(C += quantise(w[m], F), stratified_key, stratified_step);
+      below += expected[0] == K + 1;
+      run.stratified(stratified_key, stratified_step,
+                     [&](int m, std::uint64_t O) { ASSERT_EQ(O, expected[m]) << "K = " << K << " d = " << d << " m = " << m; });
+    }
+  }
+  EXPECT_EQ(below, 3000) << "point K lies below r only for d = +1";
+}
+
 }  // namespace
 }  // namespace resample

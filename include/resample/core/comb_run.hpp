@@ -43,14 +43,25 @@ class comb_run {
   RESAMPLE_HOST_DEVICE void systematic(std::uint32_t U, Emit emit) const {
     const double base = comb_.estimate(C_before_) - U * 2.3283064365386963e-10;
     double W = 0;
+    std::uint64_t O[Items];
+    unsigned near = 0;  // bit m: an integer lies within the margin of particle m's estimate
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) {
       W += w_[m];
       const double e = detail::fused(per_weight_, W, base);
       const double c = std::ceil(e - margin_);
       // No integer in [e - margin, e + margin]: O = ceil(r - u), an integer in [0, N].
-      emit(m, c > e + margin_ ? small_integer(c) : comb_.systematic(exact_C(m), U));
+      O[m] = small_integer(c);
+      near |= c > e + margin_ ? 0u : 1u << m;
     }
+    if (near) {  // rare (probability about 2 margin each): the exact comparison decides
+RESAMPLE_UNROLL
+      for (int m = 0; m < Items; ++m) {
+        if (near >> m & 1u) O[m] = comb_.systematic(exact_C(m), U);
+      }
+    }
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) emit(m, O[m]);
   }
 
   /// Stratified (Code 4): K = floor(r_m) strata lie below r_m, and stratum K's point K + U_K/2^32
@@ -60,36 +71,55 @@ RESAMPLE_UNROLL
     const double base = comb_.estimate(C_before_);
     const std::uint64_t n = comb_.size();
     double W = 0;
+    std::uint64_t O[Items];
+    unsigned near = 0;  // bit m: K or the last point's side is not certain from the estimate
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) {
       W += w_[m];
       const double e = detail::fused(per_weight_, W, base);
       const double f = std::floor(e - margin_);
-      if (!(f + 1.0 > e + margin_)) {
-        // r lies within 2 margin of the integer J = f + 1 (equal weights put every r on one), so
-        // K is J - 1 or J; either way O = J when u_{J-1} < 1 - 2 margin and u_J >= 2 margin:
-        // strata below J - 1 lie wholly below r, point J - 1 lies below it and point J above.
-        const std::uint64_t J = small_integer(f + 1.0);
-        const double lowest = 3.0 * margin_;
-        const bool below = J == 0 || philox_stream(k, J - 1, step).next() * 2.3283064365386963e-10 < 1.0 - lowest;
-        const bool above = J >= n || philox_stream(k, J, step).next() * 2.3283064365386963e-10 >= lowest;
-        emit(m, below && above ? J : comb_.stratified(exact_C(m), k, step));
-        continue;
-      }
       const std::uint64_t K = small_integer(f);
-      if (K >= n) {
-        emit(m, n);
-        continue;
-      }
-      const std::uint32_t U = philox_stream(k, K, step).next();
+      const bool certain = f + 1.0 > e + margin_;  // no integer near r: K = f
+      const std::uint32_t U = philox_stream(k, K < n ? K : n - 1, step).next();
       const double above = (e - f) - U * 2.3283064365386963e-10;  // r - K - u_K; e - f is exact
-      emit(m, above > margin_    ? K + 1
-              : above < -margin_ ? K
-                                 : K + (detail::point_below(K, U, comb_.total(), n, exact_C(m)) ? 1 : 0));
+      O[m] = K >= n ? n : K + (above > 0.0 ? 1 : 0);
+      near |= certain && (K >= n || above > margin_ || above < -margin_) ? 0u : 1u << m;
     }
+    if (near) {  // rare, but every particle on an integer r (equal weights) comes here
+RESAMPLE_UNROLL
+      for (int m = 0; m < Items; ++m) {
+        if (near >> m & 1u) O[m] = stratified_near(k, step, m);
+      }
+    }
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) emit(m, O[m]);
   }
 
  private:
+  /// Stratified O of particle m when the estimate alone does not decide it.
+  RESAMPLE_HOST_DEVICE std::uint64_t stratified_near(key k, std::uint32_t step, int m) const {
+    const std::uint64_t n = comb_.size();
+    double W = 0;
+    for (int j = 0; j <= m; ++j) W += w_[j];
+    const double e = detail::fused(per_weight_, W, comb_.estimate(C_before_));
+    const double f = std::floor(e - margin_);
+    if (!(f + 1.0 > e + margin_)) {
+      // r lies within 2 margin of the integer J = f + 1 (equal weights put every r on one), so
+      // K is J - 1 or J; either way O = J when u_{J-1} < 1 - 2 margin and u_J >= 2 margin:
+      // strata below J - 1 lie wholly below r, point J - 1 lies below it and point J above.
+      const std::uint64_t J = small_integer(f + 1.0);
+      const double lowest = 3.0 * margin_;
+      const bool below = J == 0 || philox_stream(k, J - 1, step).next() * 2.3283064365386963e-10 < 1.0 - lowest;
+      const bool above = J >= n || philox_stream(k, J, step).next() * 2.3283064365386963e-10 >= lowest;
+      return below && above ? J : comb_.stratified(exact_C(m), k, step);
+    }
+    const std::uint64_t K = small_integer(f);
+    if (K >= n) return n;
+    // K is certain but point K lies within the margin of r: the exact comparison decides.
+    const std::uint32_t U = philox_stream(k, K, step).next();
+    return K + (detail::point_below(K, U, comb_.total(), n, exact_C(m)) ? 1 : 0);
+  }
+
   /// A double holding an integer in [0, 2^32): its value, read from the significand of c + 2^52.
   RESAMPLE_HOST_DEVICE static std::uint64_t small_integer(double c) {
     return detail::bits_of(c + 4503599627370496.0) & 0xFFFFFFFFull;

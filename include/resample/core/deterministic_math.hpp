@@ -60,8 +60,8 @@ RESAMPLE_HOST_DEVICE inline double deterministic_exp(double x) {
 
 namespace detail {
 /// exp_in_range for K arguments in [-745.13, 0], step by step across the K of them: the same
-/// operations on each as exp_in_range, hence the same bits, without branches (the subnormal case is
-/// a select: times 2^k, or times 2^(k + 64) and then 2^-64). On a GPU the K chains then run
+/// operations on each as exp_in_range, hence the same bits, with one branch for all K (the rare
+/// subnormal results: times 2^(k + 64), then 2^-64). On a GPU the K chains then run
 /// interleaved and each coefficient is materialised once for all K, where a branchy exp per
 /// argument ran its chains one after another.
 template <int K>
@@ -89,14 +89,21 @@ RESAMPLE_HOST_DEVICE inline void exp_nonpositive_lockstep(const double (&x)[K], 
     RESAMPLE_UNROLL
     for (int m = 0; m < K; ++m) p[m] = fused(p[m], r[m], c[n]);
   }
+  const auto two_to = [](std::int32_t k) {  // 2^k for a normal exponent k, from its bits
+    return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k + 1023) << 20) << 32);
+  };
+  bool subnormal = false;
   RESAMPLE_UNROLL
   for (int m = 0; m < K; ++m) {
     p[m] = fused(fused(p[m], r[m], 1.0), r[m], 1.0);
-    const bool normal = ki[m] >= -1022;
-    const auto two_to = [](std::int32_t k) {
-      return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k + 1023) << 20) << 32);
-    };
-    e[m] = p[m] * two_to(normal ? ki[m] : ki[m] + 64) * (normal ? 1.0 : two_to(-64));  // * 1.0 is exact
+    e[m] = p[m] * two_to(ki[m]);  // garbage where k < -1022, fixed below
+    subnormal |= ki[m] < -1022;
+  }
+  if (subnormal) {  // rare: results below 2^-1022 (x < -708.4); as exp_in_range, 2^(k + 64) then 2^-64
+    RESAMPLE_UNROLL
+    for (int m = 0; m < K; ++m) {
+      if (ki[m] < -1022) e[m] = p[m] * two_to(ki[m] + 64) * two_to(-64);
+    }
   }
 }
 }  // namespace detail
@@ -106,9 +113,9 @@ RESAMPLE_HOST_DEVICE inline void exp_nonpositive_lockstep(const double (&x)[K], 
 template <int K>
 RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)[K], double (&e)[K]) {
   constexpr double lowest = -745.1332191019412;  // below it e^x rounds to 0
-  double clamped[K];
+  double clamped[K];  // those below (-inf: zero weights) replaced by 0, whose exp is cheap and normal
   RESAMPLE_UNROLL
-  for (int m = 0; m < K; ++m) clamped[m] = x[m] < lowest ? lowest : x[m];
+  for (int m = 0; m < K; ++m) clamped[m] = x[m] < lowest ? 0.0 : x[m];
   detail::exp_nonpositive_lockstep(clamped, e);
   RESAMPLE_UNROLL
   for (int m = 0; m < K; ++m) e[m] = x[m] < lowest ? 0.0 : e[m];
