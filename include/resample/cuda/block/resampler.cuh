@@ -50,9 +50,9 @@ struct summary {
 template <class T, class Index, int BlockThreads, int Items = 4>
 class resampler {
   static constexpr int chunk = BlockThreads * Items;
-  // A chunk's ancestors are staged in shared memory for coalesced stores when that costs at most
-  // 16 KiB (ancestor_writer::write_staged), else written directly.
-  static constexpr int stage_capacity = chunk * sizeof(Index) <= 16384 ? chunk : 0;
+  // A chunk's ancestors are staged in shared memory (ancestor_writer::write_staged: coalesced
+  // stores, no per-particle loops) when that costs at most 16 KiB, else written directly.
+  static constexpr int stage_capacity = chunk * sizeof(int) <= 16384 ? chunk : 0;
   using writer = ancestor_writer<Items>;
   using wide = wide_sum<BlockThreads>;
   using reduce_u64 = cub::BlockReduce<unsigned long long, BlockThreads>;
@@ -67,7 +67,7 @@ class resampler {
       typename wide::TempStorage wide;
     } cub;
     std::uint32_t O[chunk];
-    Index stage[stage_capacity > 0 ? stage_capacity : 1];
+    int stage[stage_capacity > 0 ? stage_capacity : 1];
     typename writer::template TempStorage<BlockThreads> write;
     unsigned long long word[2];
   };

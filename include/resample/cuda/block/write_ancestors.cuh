@@ -18,11 +18,13 @@ template <int Items>
 struct ancestor_writer {
   static constexpr std::uint32_t light_offspring = 8 * Items;
 
-  /// Shared memory: the list of heavy threads (one entry per thread of the block) and its length.
+  /// Shared memory: the list of heavy threads (one entry per thread of the block) and its length,
+  /// and one int per warp.
   template <int BlockThreads>
   struct TempStorage {
     int heavy[BlockThreads];
     int heavy_count;
+    int warp_max[BlockThreads / 32];  // write_staged's scan
   };
 
   /// Needs storage.heavy_count == 0, made visible by a barrier (set it once before the first call;
@@ -34,24 +36,64 @@ struct ancestor_writer {
     fill<BlockThreads>(storage, O, O_begin, count, first, [a](std::uint32_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
   }
 
-  /// As write, through `stage` (Capacity entries of shared memory) when the run's offspring fit:
-  /// filled there, then copied to a[O_begin, O_end) by consecutive threads, so that a warp's
-  /// stores are one contiguous 128-byte run instead of 32 scattered ones. Falls back to write when
-  /// they do not fit.
+  /// As write, through `stage` (Capacity ints of shared memory) when the run's offspring fit, with
+  /// no loop over each particle's offspring (whose length differs from lane to lane, so a warp ran
+  /// it as often as its most prolific particle has offspring):
+  ///   stage[j] = -1 everywhere; stage[O[m-1] - O_begin] = m where particle m has offspring (run
+  ///   starts are distinct); an inclusive max-scan then gives every slot the last run started at or
+  ///   before it, its owner; consecutive threads copy a[O_begin + j] = first + stage[j] out, so a
+  ///   warp's stores are one contiguous run.
+  /// Falls back to write when they do not fit. Ends with a barrier.
   template <int BlockThreads, int Capacity, class Index>
-  __device__ static void write_staged(TempStorage<BlockThreads>& storage, Index* stage, const std::uint32_t* O,
+  __device__ static void write_staged(TempStorage<BlockThreads>& storage, int* stage, const std::uint32_t* O,
                                       std::uint64_t O_begin, int count, std::size_t first, Index* a) {
+    static_assert(Capacity % BlockThreads == 0, "whole runs of slots per thread");
+    constexpr int per_thread = Capacity / BlockThreads;
     const std::uint64_t length = O[count - 1] - O_begin;
     if (length > Capacity) {
       write<BlockThreads>(storage, O, O_begin, count, first, a);
       return;
     }
-    fill<BlockThreads>(storage, O, O_begin, count, first,
-                       [stage, begin = static_cast<std::uint32_t>(O_begin)](std::uint32_t j, std::size_t i) {
-                         stage[j - begin] = static_cast<Index>(i);
-                       });
+    const auto begin = static_cast<std::uint32_t>(O_begin);
+    for (int j = static_cast<int>(threadIdx.x); j < Capacity; j += BlockThreads) stage[j] = -1;
+    __syncthreads();
+    const int m0 = static_cast<int>(threadIdx.x) * Items;
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int m = m0 + k;
+      if (m < count) {
+        const std::uint32_t start = m == 0 ? begin : O[m - 1];
+        if (O[m] > start) stage[start - begin] = m;
+      }
+    }
+    __syncthreads();
+    // Inclusive max-scan of stage: per_thread consecutive slots per thread, then across threads.
+    int v[per_thread];
+    int run = -1;
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) v[k] = run = max(run, stage[threadIdx.x * per_thread + k]);
+    const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+    int before = run;  // becomes the max over this thread and those before it in the warp
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int y = __shfl_up_sync(0xffffffffu, before, d);
+      if (lane >= d) before = max(before, y);
+    }
+    if (lane == 31) storage.warp_max[warp] = before;
+    before = __shfl_up_sync(0xffffffffu, before, 1);
+    if (lane == 0) before = -1;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < BlockThreads / 32; ++w) {
+      if (w < warp) before = max(before, storage.warp_max[w]);
+    }
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) stage[threadIdx.x * per_thread + k] = max(before, v[k]);
+    __syncthreads();
     Index* out = a + O_begin;
-    for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(length); j += BlockThreads) out[j] = stage[j];
+    for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(length); j += BlockThreads) {
+      out[j] = static_cast<Index>(first + stage[j]);
+    }
     __syncthreads();
   }
 
