@@ -191,26 +191,43 @@ __device__ inline u128 read(const u128* slot) {
   return (static_cast<u128>(hi) << 64) | lo;
 }
 
-/// Warp 0: the exclusive prefix of tile `tile` > 0, from the tiles before it, 32 at a time: each
-/// lane waits for its tile's flag; the nearest inclusive prefix ends the walk, aggregates before it
-/// are added. Every lane returns the prefix.
+/// Warp 0: the exclusive prefix of tile `tile` > 0, from the tiles before it, 256 at a time (lane L
+/// takes the 8 tiles at distances 8L + 1 .. 8L + 8): each lane waits for its tiles' flags; the
+/// nearest inclusive prefix ends the walk and the aggregates nearer than it are added. When every
+/// tile starts at once (N up to a few million), a window of 32 tiles made the last tiles walk back
+/// window after window, one L2 round trip each. Every lane returns the prefix.
 __device__ inline u128 exclusive_prefix(std::size_t tile, const scan_storage& s) {
+  constexpr int per_lane = 8;
   const int lane = static_cast<int>(threadIdx.x & 31);
   u128 prefix = 0;
-  for (long long window_end = static_cast<long long>(tile) - 1;; window_end -= 32) {
-    const long long t = window_end - lane;
-    unsigned flag = inclusive;  // tiles before 0 count as an empty inclusive prefix
-    if (t >= 0) {
-      while ((flag = atomicAdd(s.flags + t, 0)) == none) {
+  for (long long nearest = static_cast<long long>(tile) - 1;; nearest -= 32 * per_lane) {
+    const long long first = nearest - lane * per_lane;  // this lane's nearest tile
+    unsigned flag[per_lane];
+#pragma unroll
+    for (int k = 0; k < per_lane; ++k) {
+      flag[k] = inclusive;  // tiles before 0 count as an empty inclusive prefix
+      if (first - k >= 0) {
+        while ((flag[k] = atomicAdd(s.flags + (first - k), 0)) == none) {
+        }
       }
     }
     __threadfence();
-    const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, flag == inclusive);
-    const int stop = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : 32;  // nearest inclusive lane
+    int k_inclusive = per_lane;  // this lane's nearest inclusive, if any
+#pragma unroll
+    for (int k = per_lane - 1; k >= 0; --k) {
+      if (flag[k] == inclusive) k_inclusive = k;
+    }
+    const unsigned lanes = __ballot_sync(0xffffffffu, k_inclusive < per_lane);
+    const int stop = lanes ? __ffs(lanes) - 1 : 32;
     u128 v = 0;
-    if (t >= 0 && lane <= stop) v = flag == inclusive ? read(s.inclusive + t) : read(s.aggregate + t);
+    if (lane <= stop) {
+      const int last = lane < stop ? per_lane - 1 : k_inclusive;
+      for (int k = 0; k <= last; ++k) {
+        if (first - k >= 0) v += flag[k] == inclusive ? read(s.inclusive + (first - k)) : read(s.aggregate + (first - k));
+      }
+    }
     prefix += block::warp_sum(v);
-    if (inclusive_lanes) return prefix;
+    if (lanes) return prefix;
   }
 }
 }  // namespace lookback
