@@ -185,6 +185,17 @@ __device__ inline void publish(u128* slot, unsigned* flag, u128 value, unsigned 
   atomicExch(flag, kind);
 }
 
+/// The flag, once set: plain volatile loads (read-modify-write polling from thousands of lanes
+/// saturated the L2's atomic units) with a short sleep between tries.
+__device__ inline unsigned poll(const unsigned* flag) {
+  unsigned f = *reinterpret_cast<const volatile unsigned*>(flag);
+  while (f == none) {
+    __nanosleep(32);
+    f = *reinterpret_cast<const volatile unsigned*>(flag);
+  }
+  return f;
+}
+
 __device__ inline u128 read(const u128* slot) {
   const auto lo = __ldcg(reinterpret_cast<const unsigned long long*>(slot));
   const auto hi = __ldcg(reinterpret_cast<const unsigned long long*>(slot) + 1);
@@ -206,10 +217,7 @@ __device__ inline u128 exclusive_prefix(std::size_t tile, const scan_storage& s)
 #pragma unroll
     for (int k = 0; k < per_lane; ++k) {
       flag[k] = inclusive;  // tiles before 0 count as an empty inclusive prefix
-      if (first - k >= 0) {
-        while ((flag[k] = atomicAdd(s.flags + (first - k), 0)) == none) {
-        }
-      }
+      if (first - k >= 0) flag[k] = poll(s.flags + (first - k));
     }
     __threadfence();
     int k_inclusive = per_lane;  // this lane's nearest inclusive, if any
