@@ -77,13 +77,14 @@ void enqueue_reduction(void* d_temp, std::size_t& temp_bytes, const T* lw, std::
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
-  const auto scan = take_scan_storage(c, tiles);
+  auto* sums = c.take<u128>(tiles);
+  auto* squares = ess ? c.take<u128>(tiles) : nullptr;
   if (measure_only(d_temp, temp_bytes, c.bytes())) return;
   finish_request req;
   req.lse = !ess;
   req.ess = ess;
   req.d_result = d_result;
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, scan, req, stream);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, squares, req, stream);
 }
 
 }  // namespace

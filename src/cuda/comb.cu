@@ -31,12 +31,10 @@ __global__ void __launch_bounds__(block_threads, 3)
   __shared__ std::uint32_t O_s[tile_items];
   __shared__ std::uint64_t O_begin;
   __shared__ tile_writer::TempStorage<block_threads> writer;
-  __shared__ int stage[stage_capacity];
-  // Tiles last to first: the scan pass read the first ones last, so the last are the ones in L2.
-  const std::size_t tile = gridDim.x - 1 - blockIdx.x;
-  const std::size_t begin = tile * tile_items;
+  __shared__ int stage[tile_writer::stage_ints(stage_capacity)];
+  const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   if (threadIdx.x == 0) writer.heavy_count = 0;
-  const u128 offset = offsets[tile];
+  const u128 offset = offsets[blockIdx.x];
   const exact_comb comb(st->total, n);
   const int fraction = st->fraction;
   double w[items_per_thread];
@@ -89,7 +87,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
-  const auto scan = take_scan_storage(c, tiles);
+  auto* sums = c.take<u128>(tiles);
   if (d_temp == nullptr) return c.bytes();
   if (n <= small_n) {
     if (s == scheme::stratified) {
@@ -100,12 +98,12 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
     check_launch("small_comb_pass");
     return c.bytes();
   }
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, scan, {}, stream);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
   const std::uint32_t U = philox_stream(k, shared_index, step).next();  // systematic's u, drawn once on the host
   if (s == scheme::stratified) {
-    comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, scan.offsets, k, step, U, a);
+    comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
   } else {
-    comb_pass<T, Index, false><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, scan.offsets, k, step, U, a);
+    comb_pass<T, Index, false><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
   }
   check_launch("comb_pass");
   return c.bytes();

@@ -46,7 +46,7 @@ std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, 
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
-  const auto scan = take_scan_storage(c, tiles);
+  auto* sums = c.take<u128>(tiles);
   if (d_temp == nullptr) return c.bytes();
   finish_request req;
   double bound = std::numeric_limits<double>::quiet_NaN();
@@ -58,7 +58,7 @@ std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, 
     req.steps_given = opt.metropolis_steps.has_value();
     req.fixed_steps = opt.metropolis_steps.value_or(0);
   }
-  summarise(lw, n, bound, st, scan, req, stream);
+  summarise(lw, n, bound, st, sums, nullptr, req, stream);
   const unsigned grid = grid_for(n);
   switch (s) {
     case scheme::metropolis:

@@ -60,14 +60,14 @@ std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::s
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
-  const auto scan = take_scan_storage(c, tiles);
+  auto* sums = c.take<u128>(tiles);
   auto* C = c.take<u128>(n);
   std::uint64_t* counts = sorted ? c.take<std::uint64_t>(n) : nullptr;
   const std::size_t scan_bytes = sorted ? counts_scan_bytes(n) : 0;
   void* scan_temp = c.take<char>(scan_bytes);
   if (d_temp == nullptr) return c.bytes();
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, scan, {}, stream);
-  cdf_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, scan.offsets, C);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
+  cdf_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, C);
   check_launch("cdf_pass");
   if (sorted) check(cudaMemsetAsync(counts, 0, n * sizeof(std::uint64_t), stream), "cudaMemsetAsync (offspring)");
   draw_pass<Index><<<grid_for(n), block_threads, 0, stream>>>(C, n, st, k, step, a, counts);

@@ -81,7 +81,7 @@ std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t 
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
-  const auto scan = take_scan_storage(c, tiles);
+  auto* sums = c.take<u128>(tiles);
   auto* counts = c.take<std::uint64_t>(n);
   auto* prefix = c.take<residual_prefix>(n);
   std::size_t prefix_bytes = 0;
@@ -94,7 +94,7 @@ std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t 
   const std::size_t counts_bytes = counts_scan_bytes(n);
   void* counts_temp = c.take<char>(counts_bytes);
   if (d_temp == nullptr) return c.bytes();
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, scan, {}, stream);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
   split_pass<T><<<grid_for(n), block_threads, 0, stream>>>(lw, n, st, counts, prefix);
   check_launch("split_pass");
   if (ssp) {

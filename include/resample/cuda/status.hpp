@@ -33,8 +33,6 @@ struct device_status {
   unsigned long long first_above;  ///< ~i for the first log-weight above the rejection bound
   unsigned long long max_key;      ///< the largest log-weight as an order-preserving key
   unsigned long long floor_sum;    ///< residual and SSP: sum of floor(N q_i / Q)
-  unsigned long long tile_counter;  ///< the scan pass's next tile
-  unsigned long long square_limbs[3];  ///< sum of quantised w_i^2 in 36-bit limbs (ESS)
   // Decided by the finishing kernel.
   int code;
   int fraction;                    ///< F of the exact CDF

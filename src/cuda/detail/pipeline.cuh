@@ -38,6 +38,8 @@ namespace resample::cuda::detail {
 inline constexpr int block_threads = 256;
 inline constexpr int items_per_thread = 8;
 inline constexpr int tile_items = block_threads * items_per_thread;
+inline constexpr int finish_threads = 1024;
+inline constexpr int finish_items = 4;
 
 inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
 inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
@@ -104,21 +106,15 @@ __device__ inline void flag_first(unsigned long long* slot, std::size_t i) { ato
 /// (exact, as in double), NaN / +inf caught by one comparison (!(x < inf)).
 template <class T>
 __global__ void __launch_bounds__(block_threads)
-    max_pass(const T* __restrict__ lw, std::size_t n, double bound, device_status* st, unsigned* flags,
-             std::size_t tiles) {
+    max_pass(const T* __restrict__ lw, std::size_t n, double bound, device_status* st) {
   using reduce = cub::BlockReduce<unsigned long long, block_threads>;
   __shared__ typename reduce::TempStorage tmp;
   constexpr T inf = std::numeric_limits<T>::infinity();
   T best = -inf;
   unsigned long long bad = 0, above = 0;  // ~i of the first offending index, under max
   const bool check_bound = !isnan(bound);
-  // Windows of the grid's width, last to first: the final reads are the first tiles, which the scan
-  // pass reads first and so finds in L2.
-  const std::size_t window = std::size_t{gridDim.x} * block_threads * items_per_thread;
-  const std::size_t mine = (blockIdx.x * std::size_t{block_threads} + threadIdx.x) * items_per_thread;
-  for (std::size_t w = (n + window - 1) / window; w-- > 0;) {
-    const std::size_t first = w * window + mine;
-    if (first >= n) continue;
+  for (std::size_t first = (blockIdx.x * std::size_t{block_threads} + threadIdx.x) * items_per_thread; first < n;
+       first += std::size_t{gridDim.x} * block_threads * items_per_thread) {
     T x[items_per_thread];
     block::load_blocked(lw, first, n, x);
 #pragma unroll
@@ -133,10 +129,6 @@ __global__ void __launch_bounds__(block_threads)
       }
     }
   }
-  for (std::size_t t = blockIdx.x * std::size_t{block_threads} + threadIdx.x; t < tiles;
-       t += std::size_t{gridDim.x} * block_threads) {
-    flags[t] = 0;  // the scan pass's look-back flags, fresh for this call
-  }
   const unsigned long long best_key = reduce(tmp).Reduce(order_key(static_cast<double>(best)), max_u64{});
   __syncthreads();
   bad = reduce(tmp).Reduce(bad, max_u64{});
@@ -149,114 +141,55 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-/// What the scan pass derives beyond Q, in the block of the last tile.
+/// Q_t for each tile (and the sum of quantised w^2 when `squares` is given).
+template <class T>
+__global__ void __launch_bounds__(block_threads)
+    tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, const device_status* st, u128* sums,
+              u128* squares) {
+  if (summary_failed(*st)) return;
+  using wide = block::wide_sum<block_threads>;
+  __shared__ typename wide::TempStorage tmp;
+  const std::size_t tile = gridDim.x - 1 - blockIdx.x;
+  const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
+  T x[items_per_thread];
+  block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);
+  double d[items_per_thread], w[items_per_thread];
+#pragma unroll
+  for (int m = 0; m < items_per_thread; ++m) d[m] = static_cast<double>(x[m]) - max_lw;
+  deterministic_exp_nonpositive(d, w);
+  u128 sum = 0;
+#pragma unroll
+  for (int m = 0; m < items_per_thread; ++m) sum += quantise(w[m], fraction);
+  if (squares) {
+    u128 sum_sq = 0;
+#pragma unroll
+    for (int m = 0; m < items_per_thread; ++m) sum_sq += quantise(w[m] * w[m], fraction);
+    sum_sq = wide::sum(tmp, sum_sq);
+    if (threadIdx.x == 0) squares[tile] = sum_sq;
+  }
+  sum = wide::sum(tmp, sum);
+  if (threadIdx.x == 0) sums[tile] = sum;
+}
+
+/// What finish_pass derives beyond Q.
 struct finish_request {
   bool metropolis = false;                ///< compute B
   double eps = 0.01;                      ///< ... from the eps rule
   bool steps_given = false;               ///< ... unless given:
   unsigned long long fixed_steps = 0;
   bool lse = false;                       ///< log-sum-exp into result
-  bool ess = false;                       ///< ESS into result (sums the quantised w^2 too)
+  bool ess = false;                       ///< ESS into result (needs squares)
   double* d_result = nullptr;             ///< where to copy the result too
 };
 
-/// Temp storage of the scan pass: per tile, the exclusive prefix C_{begin-1} (what later kernels
-/// read), the published aggregate and inclusive prefix, and the look-back flag.
-struct scan_storage {
-  u128* offsets;
-  u128* aggregate;
-  u128* inclusive;
-  unsigned* flags;
-};
-
-inline scan_storage take_scan_storage(carve& c, std::size_t tiles) {
-  return {c.take<u128>(tiles), c.take<u128>(tiles), c.take<u128>(tiles), c.take<unsigned>(tiles)};
-}
-
-namespace lookback {
-enum : unsigned { none = 0, aggregate = 1, inclusive = 2 };
-
-/// Publication: the value, a fence, then the flag; the reader sees the flag, fences, reads the
-/// value (the message-passing pattern of docs/memory-model.md).
-__device__ inline void publish(u128* slot, unsigned* flag, u128 value, unsigned kind) {
-  __stcg(reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long>(value));
-  __stcg(reinterpret_cast<unsigned long long*>(slot) + 1, static_cast<unsigned long long>(value >> 64));
-  __threadfence();
-  atomicExch(flag, kind);
-}
-
-/// The flag, once set: plain volatile loads (read-modify-write polling from thousands of lanes
-/// saturated the L2's atomic units) with a short sleep between tries.
-__device__ inline unsigned poll(const unsigned* flag) {
-  unsigned f = *reinterpret_cast<const volatile unsigned*>(flag);
-  while (f == none) {
-    __nanosleep(32);
-    f = *reinterpret_cast<const volatile unsigned*>(flag);
-  }
-  return f;
-}
-
-__device__ inline u128 read(const u128* slot) {
-  const auto lo = __ldcg(reinterpret_cast<const unsigned long long*>(slot));
-  const auto hi = __ldcg(reinterpret_cast<const unsigned long long*>(slot) + 1);
-  return (static_cast<u128>(hi) << 64) | lo;
-}
-
-/// Warp 0: the exclusive prefix of tile `tile` > 0, from the tiles before it, 256 at a time (lane L
-/// takes the 8 tiles at distances 8L + 1 .. 8L + 8): each lane waits for its tiles' flags; the
-/// nearest inclusive prefix ends the walk and the aggregates nearer than it are added. When every
-/// tile starts at once (N up to a few million), a window of 32 tiles made the last tiles walk back
-/// window after window, one L2 round trip each. Every lane returns the prefix.
-__device__ inline u128 exclusive_prefix(std::size_t tile, const scan_storage& s) {
-  constexpr int per_lane = 8;
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  u128 prefix = 0;
-  for (long long nearest = static_cast<long long>(tile) - 1;; nearest -= 32 * per_lane) {
-    const long long first = nearest - lane * per_lane;  // this lane's nearest tile
-    unsigned flag[per_lane];
-#pragma unroll
-    for (int k = 0; k < per_lane; ++k) {
-      flag[k] = inclusive;  // tiles before 0 count as an empty inclusive prefix
-      if (first - k >= 0) flag[k] = poll(s.flags + (first - k));
-    }
-    __threadfence();
-    int k_inclusive = per_lane;  // this lane's nearest inclusive, if any
-#pragma unroll
-    for (int k = per_lane - 1; k >= 0; --k) {
-      if (flag[k] == inclusive) k_inclusive = k;
-    }
-    const unsigned lanes = __ballot_sync(0xffffffffu, k_inclusive < per_lane);
-    const int stop = lanes ? __ffs(lanes) - 1 : 32;
-    u128 v = 0;
-    if (lane <= stop) {
-      const int last = lane < stop ? per_lane - 1 : k_inclusive;
-      for (int k = 0; k <= last; ++k) {
-        if (first - k >= 0) v += flag[k] == inclusive ? read(s.inclusive + (first - k)) : read(s.aggregate + (first - k));
-      }
-    }
-    prefix += block::warp_sum(v);
-    if (lanes) return prefix;
-  }
-}
-}  // namespace lookback
-
-/// Q_t for each tile and, by a decoupled look-back (Merrill & Garland), its exclusive prefix.
-/// Tiles are taken in launch order from a counter (so a tile waits only on tiles already running).
-/// The first block writes the verdict; the block of the last tile writes Q and what `req` asks for
-/// (the squares for the ESS are added with 64-bit atomics in three 36-bit limbs: exact, no carry).
 template <class T>
-__global__ void __launch_bounds__(block_threads)
-    scan_pass(const T* __restrict__ lw, std::size_t n, int fraction, double bound, device_status* st,
-              scan_storage storage, finish_request req) {
-  using wide = block::wide_sum<block_threads>;
+__global__ void __launch_bounds__(finish_threads)
+    finish_pass(const T* lw, std::size_t n, int fraction, double bound, device_status* st, u128* sums,
+                u128* squares, std::size_t tiles, finish_request req) {
+  using wide = block::wide_sum<finish_threads>;
   __shared__ typename wide::TempStorage tmp;
-  __shared__ unsigned long long tile_s;
-  if (threadIdx.x == 0) tile_s = atomicAdd(&st->tile_counter, 1ULL);
-  __syncthreads();
-  const std::size_t tile = tile_s;
-  const bool failed = summary_failed(*st) || st->first_above != 0;
-  const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
-  if (tile == 0 && threadIdx.x == 0) {
+  __shared__ int verdict;
+  if (threadIdx.x == 0) {
     int code = static_cast<int>(status_code::ok);
     if (st->first_bad != 0) {
       code = static_cast<int>(status_code::bad_log_weight);
@@ -273,86 +206,71 @@ __global__ void __launch_bounds__(block_threads)
     st->n = n;
     st->fraction = fraction;
     st->bound = bound;
-    st->max_log_w = code == 0 ? max_lw : 0.0;
+    st->max_log_w = code == 0 ? static_cast<double>(static_cast<T>(from_order_key(st->max_key))) : 0.0;
+    verdict = code;
   }
-  if (failed) return;
-  T x[items_per_thread];
-  block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);
-  double d[items_per_thread], w[items_per_thread];
+  __syncthreads();
+  if (verdict != 0) return;
+  // Chunks of finish_threads x finish_items tiles: thread t loads its finish_items consecutive
+  // sums into registers at once (one memory latency, not one per tile), one block scan, then
+  // writes their offsets; the chunk's total carries into the next.
+  u128 carry = 0;
+  for (std::size_t base = 0; base < tiles; base += std::size_t{finish_threads} * finish_items) {
+    const std::size_t first = base + threadIdx.x * std::size_t{finish_items};
+    u128 x[finish_items], run = 0;
 #pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) d[m] = static_cast<double>(x[m]) - max_lw;
-  deterministic_exp_nonpositive(d, w);
-  u128 sum = 0;
+    for (int m = 0; m < finish_items; ++m) run += x[m] = first + m < tiles ? sums[first + m] : 0;
+    u128 chunk_total;
+    u128 before = carry + wide::exclusive(tmp, run, chunk_total);
 #pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) sum += quantise(w[m], fraction);
-  if (req.ess) {
-    u128 sum_sq = 0;
-#pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) sum_sq += quantise(w[m] * w[m], fraction);
-    sum_sq = wide::sum(tmp, sum_sq);  // < 2^107: three 36-bit limbs
-    if (threadIdx.x == 0) {
-      constexpr unsigned long long limb = (1ULL << 36) - 1;
-      atomicAdd(&st->square_limbs[0], static_cast<unsigned long long>(sum_sq) & limb);
-      atomicAdd(&st->square_limbs[1], static_cast<unsigned long long>(sum_sq >> 36) & limb);
-      atomicAdd(&st->square_limbs[2], static_cast<unsigned long long>(sum_sq >> 72));
+    for (int m = 0; m < finish_items; ++m) {
+      if (first + m < tiles) sums[first + m] = before;
+      before += x[m];
     }
+    carry += chunk_total;
   }
-  sum = wide::sum(tmp, sum);
-  if (threadIdx.x < 32) {  // warp 0 publishes and looks back
-    u128 before = 0;
-    if (tile == 0) {
-      if (threadIdx.x == 0) lookback::publish(storage.inclusive, storage.flags, sum, lookback::inclusive);
-    } else {
-      if (threadIdx.x == 0) lookback::publish(storage.aggregate + tile, storage.flags + tile, sum, lookback::aggregate);
-      before = lookback::exclusive_prefix(tile, storage);
-      if (threadIdx.x == 0) {
-        lookback::publish(storage.inclusive + tile, storage.flags + tile, before + sum, lookback::inclusive);
-      }
+  u128 sq = 0;
+  if (squares) {
+    for (std::size_t t = threadIdx.x; t < tiles; t += finish_threads) sq += squares[t];
+    sq = wide::sum(tmp, sq);
+  }
+  if (threadIdx.x == 0) {
+    st->total = carry;
+    st->squares = sq;
+    if (req.metropolis) {
+      st->steps = req.steps_given ? req.fixed_steps : metropolis_steps_from_sum(carry, n, fraction, req.eps);
     }
-    if (threadIdx.x == 0) {
-      storage.offsets[tile] = before;
-      if (tile == gridDim.x - 1) {  // the last tile: every tile has published, Q is known
-        const u128 total = before + sum;
-        st->total = total;
-        if (req.metropolis) {
-          st->steps = req.steps_given ? req.fixed_steps : metropolis_steps_from_sum(total, n, fraction, req.eps);
-        }
-        if (req.lse) {
-          // As resample::cpu::log_sum_exp: ln Q - F ln 2 with ln 2 in two parts and explicit fmas.
-          const double f = -static_cast<double>(fraction);
-          const double log_mean = resample::detail::fused(
-              f, 6.93147180369123816490e-01,
-              resample::detail::fused(f, 1.90821492927058770002e-10, deterministic_log(to_double(total))));
-          st->result = max_lw + log_mean;
-        }
-        if (req.ess) {
-          __threadfence();  // every tile added its squares before publishing
-          const u128 sq = static_cast<u128>(atomicAdd(&st->square_limbs[0], 0ULL)) +
-                          (static_cast<u128>(atomicAdd(&st->square_limbs[1], 0ULL)) << 36) +
-                          (static_cast<u128>(atomicAdd(&st->square_limbs[2], 0ULL)) << 72);
-          st->squares = sq;
-          const double sum_w = to_double(total);
-          st->result = sum_w / to_double(sq) * sum_w;
-        }
-        if (req.d_result) *req.d_result = st->result;
-      }
+    if (req.lse) {
+      // As resample::cpu::log_sum_exp: ln Q - F ln 2 with ln 2 in two parts and explicit fmas.
+      const double f = -static_cast<double>(fraction);
+      const double log_mean = resample::detail::fused(
+          f, 6.93147180369123816490e-01,
+          resample::detail::fused(f, 1.90821492927058770002e-10, deterministic_log(to_double(carry))));
+      st->result = st->max_log_w + log_mean;
     }
+    if (req.ess) {
+      const double sum_w = to_double(carry);
+      st->result = sum_w / to_double(sq) * sum_w;
+    }
+    if (req.d_result) *req.d_result = st->result;
   }
 }
 
-/// Enqueues max_pass and scan_pass: after them, status holds the verdict, Q and F, and
-/// `storage.offsets[t]` the C before tile t.
+/// Enqueues max_pass, tile_pass and finish_pass: after them, status holds the verdict, Q and F,
+/// and `sums[t]` the C before tile t. `squares` (tile count entries, or null) for the ESS.
 template <class T>
-void summarise(const T* lw, std::size_t n, double bound, device_status* st, const scan_storage& storage,
+void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128* sums, u128* squares,
                const finish_request& req, cudaStream_t stream) {
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
   check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
   const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles, 2048));
-  max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st, storage.flags, tiles);
+  max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
   check_launch("max_pass");
-  scan_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, bound, st, storage, req);
-  check_launch("scan_pass");
+  tile_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, st, sums, squares);
+  check_launch("tile_pass");
+  finish_pass<T><<<1, finish_threads, 0, stream>>>(lw, n, fraction, bound, st, sums, squares, tiles, req);
+  check_launch("finish_pass");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ class resampler {
       typename wide::TempStorage wide;
     } cub;
     std::uint32_t O[chunk];
-    int stage[stage_capacity > 0 ? stage_capacity : 1];
+    int stage[stage_capacity > 0 ? writer::stage_ints(stage_capacity) : 1];
     typename writer::template TempStorage<BlockThreads> write;
     unsigned long long word[2];
   };

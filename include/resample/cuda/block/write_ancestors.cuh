@@ -36,7 +36,12 @@ struct ancestor_writer {
     fill<BlockThreads>(storage, O, O_begin, count, first, [a](std::uint32_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
   }
 
-  /// As write, through `stage` (Capacity ints of shared memory) when the run's offspring fit, with
+  /// Shared-memory ints write_staged needs for Capacity slots: one pad word per 32, so that a
+  /// thread's run of consecutive slots and its neighbours' fall in different banks.
+  static constexpr int stage_ints(int capacity) { return capacity + capacity / 32; }
+  __device__ static int padded(int j) { return j + (j >> 5); }
+
+  /// As write, through `stage` (stage_ints(Capacity) ints of shared memory) when the run's offspring fit, with
   /// no loop over each particle's offspring (whose length differs from lane to lane, so a warp ran
   /// it as often as its most prolific particle has offspring):
   ///   stage[j] = -1 everywhere; stage[O[m-1] - O_begin] = m where particle m has offspring (run
@@ -55,7 +60,7 @@ struct ancestor_writer {
       return;
     }
     const auto begin = static_cast<std::uint32_t>(O_begin);
-    for (int j = static_cast<int>(threadIdx.x); j < Capacity; j += BlockThreads) stage[j] = -1;
+    for (int j = static_cast<int>(threadIdx.x); j < Capacity; j += BlockThreads) stage[padded(j)] = -1;
     __syncthreads();
     const int m0 = static_cast<int>(threadIdx.x) * Items;
 #pragma unroll
@@ -63,7 +68,7 @@ struct ancestor_writer {
       const int m = m0 + k;
       if (m < count) {
         const std::uint32_t start = m == 0 ? begin : O[m - 1];
-        if (O[m] > start) stage[start - begin] = m;
+        if (O[m] > start) stage[padded(static_cast<int>(start - begin))] = m;
       }
     }
     __syncthreads();
@@ -71,7 +76,7 @@ struct ancestor_writer {
     int v[per_thread];
     int run = -1;
 #pragma unroll
-    for (int k = 0; k < per_thread; ++k) v[k] = run = max(run, stage[threadIdx.x * per_thread + k]);
+    for (int k = 0; k < per_thread; ++k) v[k] = run = max(run, stage[padded(threadIdx.x * per_thread + k)]);
     const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
     int before = run;  // becomes the max over this thread and those before it in the warp
 #pragma unroll
@@ -88,11 +93,11 @@ struct ancestor_writer {
       if (w < warp) before = max(before, storage.warp_max[w]);
     }
 #pragma unroll
-    for (int k = 0; k < per_thread; ++k) stage[threadIdx.x * per_thread + k] = max(before, v[k]);
+    for (int k = 0; k < per_thread; ++k) stage[padded(threadIdx.x * per_thread + k)] = max(before, v[k]);
     __syncthreads();
     Index* out = a + O_begin;
     for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(length); j += BlockThreads) {
-      out[j] = static_cast<Index>(first + stage[j]);
+      out[j] = static_cast<Index>(first + stage[padded(j)]);
     }
     __syncthreads();
   }
