@@ -41,8 +41,11 @@ __device__ inline unsigned long long pack_failure(std::size_t index, status_code
 
 // Slots of device_status used by the batched call: first_bad = ~(first empty system) from
 // check_offsets_pass; first_above = the packed first failure from batched_pass.
-template <class T, class Index>
-__global__ void __launch_bounds__(block_threads)
+// One kernel for the comb schemes and one for the chains: together they needed 128 registers, two
+// blocks per SM, and a block's latency (a system is small) then set the pace; apart, three (comb,
+// 80 registers) or four (chains) fit.
+template <class T, class Index, bool Comb>
+__global__ void __launch_bounds__(block_threads, Comb ? 3 : 4)
     batched_pass(scheme s, const T* __restrict__ lw, const std::uint64_t* offsets, key k, std::uint32_t step,
                  Index* a, options_view opt, device_status* st) {
   if (st->code != 0 || st->first_bad != 0) return;
@@ -76,15 +79,15 @@ __global__ void __launch_bounds__(block_threads)
     if (threadIdx.x == 0) atomicMax(&st->first_above, pack_failure(begin + fail, why));
     return;
   }
-  switch (s) {
-    case scheme::systematic: r.systematic(x, n, sm, system_key, step, out); break;
-    case scheme::stratified: r.stratified(x, n, sm, system_key, step, out); break;
-    case scheme::rejection: r.rejection(x, n, log_bound, system_key, step, out); break;
-    default: {
-      const std::uint64_t steps =
-          opt.steps_given ? opt.steps : metropolis_steps_from_sum(sm.total, n, sm.fraction, opt.eps);
-      r.metropolis(x, n, steps, s == scheme::megopolis, system_key, step, out);
-    }
+  if constexpr (Comb) {
+    if (s == scheme::stratified) r.stratified(x, n, sm, system_key, step, out);
+    else r.systematic(x, n, sm, system_key, step, out);
+  } else if (s == scheme::rejection) {
+    r.rejection(x, n, log_bound, system_key, step, out);
+  } else {
+    const std::uint64_t steps =
+        opt.steps_given ? opt.steps : metropolis_steps_from_sum(sm.total, n, sm.fraction, opt.eps);
+    r.metropolis(x, n, steps, s == scheme::megopolis, system_key, step, out);
   }
 }
 
@@ -138,8 +141,13 @@ void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
   check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
   detail::check_offsets_pass<<<detail::grid_for(systems), detail::block_threads, 0, stream>>>(offsets, systems, n, st);
   check_launch("check_offsets_pass");
-  detail::batched_pass<T, Index><<<static_cast<unsigned>(systems), detail::block_threads, 0, stream>>>(
-      s, lw, offsets, k, step, a, view, st);
+  if (s == scheme::systematic || s == scheme::stratified) {
+    detail::batched_pass<T, Index, true><<<static_cast<unsigned>(systems), detail::block_threads, 0, stream>>>(
+        s, lw, offsets, k, step, a, view, st);
+  } else {
+    detail::batched_pass<T, Index, false><<<static_cast<unsigned>(systems), detail::block_threads, 0, stream>>>(
+        s, lw, offsets, k, step, a, view, st);
+  }
   check_launch("batched_pass");
   detail::batched_verdict<T><<<1, 1, 0, stream>>>(lw, offsets, systems, n, view.bound, st);
   check_launch("batched_verdict");
