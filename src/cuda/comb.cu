@@ -1,15 +1,16 @@
 // Systematic (Code 5) and stratified (Code 4) resampling on the exact CDF, fused with Code 8.
 //
-//   comb_pass: block t takes particles [2048 t, 2048 (t + 1)): 256 threads x 8 consecutive items,
-//   loaded through shared memory; C_i = (tile offset) + block scan of q_i in 128 bits; O^i from
-//   exact_comb (systematic: one U for all strata; stratified: U_K of the stratum K that C_i falls
-//   in); O staged in shared memory (8 KiB) and a^j = i written for O^{i-1} <= j < O^i by
-//   block::ancestor_writer (each thread its own particles' few offspring; heavy ones by the block). CPU twins: resample::cpu::systematic_ancestors / stratified_ancestors
-//   (comb_ancestors.hpp), the same exact_comb per particle, hence the same bits.
+//   comb_pass: block t takes particles [2048 t, 2048 (t + 1)): 256 threads x 8 consecutive items
+//   in vector loads; their weights in lockstep, C before each thread's run = (tile offset) + a
+//   128-bit block scan; O^i by comb_run (systematic: one u for all strata, drawn on the host;
+//   stratified: u_K of the stratum K that r_i falls in), staged in shared memory (8 KiB); a^j = i
+//   for O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts marked, a max-scan,
+//   coalesced stores; 16.5 KiB). CPU twins: resample::cpu::systematic_ancestors /
+//   stratified_ancestors (comb_ancestors.hpp), exact_comb per particle: comb_run gives its bits.
 //
-//   small_comb_pass (N <= 8192): the whole call in one block of 512 threads
-//   (block::resampler: max and Q by block reductions, then the comb in chunks of 2048): one launch
-//   instead of four, for the latency of small systems.
+//   small_comb_pass (N <= 8192): the whole call in one block of 1024 threads x 4 items
+//   (block::resampler: max and Q by block reductions, the system kept in registers up to 4096
+//   particles, then the comb): one launch instead of four, for the latency of small systems.
 //
 // Passes over the log-weights: max, tile sums, comb (3 reads, 1 write of the ancestors).
 #include "detail/pipeline.cuh"

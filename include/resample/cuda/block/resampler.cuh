@@ -9,11 +9,14 @@
 //
 // The max and the exact sum Q of the quantised weights come from block reductions over the
 // system; then the block walks it in chunks of BlockThreads x Items particles (Items consecutive
-// ones per thread): C_i by a block scan carried from chunk to chunk, O^i by exact_comb, and a^j
-// written from the chunk's O staged in shared memory (ancestor_writer). The same per-particle
-// arithmetic as resample::cpu, so a system gets the bits of a serial call on it. lw and a are the
-// system's own (global memory); a system of 1024 floats stays in L1 between the passes. Shared
-// memory: about 4 (Items + 1) bytes per thread plus CUB's storage.
+// ones per thread): C before each thread's run by a 128-bit block scan carried from chunk to
+// chunk, O^i by comb_run, and a^j written from the chunk's O staged in shared memory
+// (ancestor_writer). The same per-particle arithmetic as resample::cpu, so a system gets the bits
+// of a serial call on it. lw and a are the system's own (global memory). A system of at most
+// BlockThreads x Items particles is read once and its weights stay in registers from summarise
+// to the comb (one exp per particle); a larger one is read again per chunk. Shared memory: about
+// 4 (Items + 1) bytes per thread, plus the staging of a chunk's ancestors (4 bytes per slot) when
+// that is at most 16 KiB.
 #pragma once
 
 #include <cstddef>
