@@ -18,11 +18,13 @@ template <int Items>
 struct ancestor_writer {
   static constexpr std::uint32_t light_offspring = 8 * Items;
 
-  /// Shared memory: the list of heavy threads (one entry per thread of the block) and its length.
+  /// Shared memory: the list of heavy threads (one entry per thread of the block) and its length,
+  /// and one int per warp.
   template <int BlockThreads>
   struct TempStorage {
     int heavy[BlockThreads];
     int heavy_count;
+    int warp_max[BlockThreads / 32];  // write_staged's scan
   };
 
   /// Needs storage.heavy_count == 0, made visible by a barrier (set it once before the first call;
@@ -39,14 +41,14 @@ struct ancestor_writer {
   static constexpr int stage_ints(int capacity) { return capacity + capacity / 32; }
   __device__ static int padded(int j) { return j + (j >> 5); }
 
-  /// As write, through `stage` (stage_ints(Capacity) ints of shared memory) when the run's
-  /// offspring fit, with no loop over each particle's offspring (a warp ran such a loop as often as
-  /// its most prolific particle has offspring): thread t owns the slots [16 t, 16 t + 16) of the
-  /// run's offspring (for Capacity = 16 x BlockThreads), finds the owner of its first slot by a
-  /// binary search of O and walks O forward for the others (about 16 slots and 8 particles), and
-  /// stages the owners; consecutive threads then copy a[O_begin + j] = first + stage[j] out, so a
-  /// warp's stores are one contiguous run. Falls back to write when they do not fit. Ends with a
-  /// barrier.
+  /// As write, through `stage` (stage_ints(Capacity) ints of shared memory) when the run's offspring fit, with
+  /// no loop over each particle's offspring (whose length differs from lane to lane, so a warp ran
+  /// it as often as its most prolific particle has offspring):
+  ///   stage[j] = -1 everywhere; stage[O[m-1] - O_begin] = m where particle m has offspring (run
+  ///   starts are distinct); an inclusive max-scan then gives every slot the last run started at or
+  ///   before it, its owner; consecutive threads copy a[O_begin + j] = first + stage[j] out, so a
+  ///   warp's stores are one contiguous run.
+  /// Falls back to write when they do not fit. Ends with a barrier.
   template <int BlockThreads, int Capacity, class Index>
   __device__ static void write_staged(TempStorage<BlockThreads>& storage, int* stage, const std::uint32_t* O,
                                       std::uint64_t O_begin, int count, std::size_t first, Index* a) {
@@ -58,21 +60,40 @@ struct ancestor_writer {
       return;
     }
     const auto begin = static_cast<std::uint32_t>(O_begin);
-    const int j0 = static_cast<int>(threadIdx.x) * per_thread;
-    if (j0 < static_cast<int>(length)) {
-      int lo = 0, hi = count - 1;  // the owner of slot j0: the first m with O[m] > begin + j0
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (O[mid] > begin + j0) hi = mid;
-        else lo = mid + 1;
-      }
-      int m = lo;
-      const int j1 = min(j0 + per_thread, static_cast<int>(length));
-      for (int j = j0; j < j1; ++j) {
-        while (O[m] <= begin + j) ++m;
-        stage[padded(j)] = m;
+    for (int j = static_cast<int>(threadIdx.x); j < Capacity; j += BlockThreads) stage[padded(j)] = -1;
+    __syncthreads();
+    const int m0 = static_cast<int>(threadIdx.x) * Items;
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int m = m0 + k;
+      if (m < count) {
+        const std::uint32_t start = m == 0 ? begin : O[m - 1];
+        if (O[m] > start) stage[padded(static_cast<int>(start - begin))] = m;
       }
     }
+    __syncthreads();
+    // Inclusive max-scan of stage: per_thread consecutive slots per thread, then across threads.
+    int v[per_thread];
+    int run = -1;
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) v[k] = run = max(run, stage[padded(threadIdx.x * per_thread + k)]);
+    const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+    int before = run;  // becomes the max over this thread and those before it in the warp
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int y = __shfl_up_sync(0xffffffffu, before, d);
+      if (lane >= d) before = max(before, y);
+    }
+    if (lane == 31) storage.warp_max[warp] = before;
+    before = __shfl_up_sync(0xffffffffu, before, 1);
+    if (lane == 0) before = -1;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < BlockThreads / 32; ++w) {
+      if (w < warp) before = max(before, storage.warp_max[w]);
+    }
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) stage[padded(threadIdx.x * per_thread + k)] = max(before, v[k]);
     __syncthreads();
     Index* out = a + O_begin;
     for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(length); j += BlockThreads) {
