@@ -1,6 +1,6 @@
 // The comb over a run of consecutive particles, with one exact 128-bit C per run instead of one
 // per particle: what a GPU thread does for the Items particles it owns. Host and device; the
-// result is exact_comb's, bit for bit, for every particle (tests/unit/comb_run_test.cpp).
+// result is exact_comb's, bit for bit, for every particle (tests/comb_run_test.cpp).
 //
 // Given C_b, the exact C of the particle before the run, and the run's weights w_m (doubles whose
 // quantised values q_m = quantise(w_m, F) the exact CDF sums), particle m of the run has

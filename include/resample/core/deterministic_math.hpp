@@ -17,30 +17,41 @@ namespace resample {
 
 namespace detail {
 /// deterministic_exp(x) for x in [-745.13, 709.78]: its reduction, series and scaling.
+/// The constants of deterministic_exp, shared by its scalar and lockstep forms.
+struct exp_constants {
+  static constexpr double inv_ln2 = 1.4426950408889634074;     // 1 / ln 2
+  static constexpr double ln2_hi = 6.93147180369123816490e-01;  // ln 2, top 32 bits: k * ln2_hi is exact
+  static constexpr double ln2_lo = 1.90821492927058770002e-10;  // ln 2 - ln2_hi
+  static constexpr double shifter = 6755399441055744.0;         // 1.5 * 2^52: adding it rounds to an integer
+  /// The series' coefficients: 1/n! for n = 13 - i (i = 0 .. 11), as correctly rounded doubles.
+  RESAMPLE_HOST_DEVICE static constexpr double c(int i) {
+    constexpr double inverse_factorial[12] = {
+        1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08, 2.755731922398589e-07,
+        2.7557319223985893e-06, 2.48015873015873e-05, 0.0001984126984126984, 0.001388888888888889,
+        0.008333333333333333,   0.041666666666666664, 0.16666666666666666,   0.5};
+    return inverse_factorial[i];
+  }
+  /// 2^k for a normal exponent k, from its bits.
+  RESAMPLE_HOST_DEVICE static double two_to(std::int32_t k) {
+    return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k + 1023) << 20) << 32);
+  }
+};
+
 RESAMPLE_HOST_DEVICE inline double exp_in_range(double x) {
-  constexpr double inv_ln2 = 1.4426950408889634074;     // 1 / ln 2
-  constexpr double ln2_hi = 6.93147180369123816490e-01;  // ln 2, top 32 bits: k * ln2_hi is exact
-  constexpr double ln2_lo = 1.90821492927058770002e-10;  // ln 2 - ln2_hi
-  constexpr double shifter = 6755399441055744.0;         // 1.5 * 2^52: adding it rounds to an integer
+  using e = exp_constants;
+  constexpr double inv_ln2 = e::inv_ln2, ln2_hi = e::ln2_hi, ln2_lo = e::ln2_lo, shifter = e::shifter;
   const double shifted = fused(x, inv_ln2, shifter);
   const double k = shifted - shifter;  // round(x / ln 2), ties to even
   double r = fused(-k, ln2_hi, x);
   r = fused(-k, ln2_lo, r);
-  // 1/n! for n = 13 down to 2, as correctly rounded doubles.
-  constexpr double c[] = {1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08,
-                          2.755731922398589e-07,  2.7557319223985893e-06, 2.48015873015873e-05,
-                          0.0001984126984126984,  0.001388888888888889,   0.008333333333333333,
-                          0.041666666666666664,   0.16666666666666666,    0.5};
-  double p = c[0];
-  for (int n = 1; n < 12; ++n) p = fused(p, r, c[n]);
+  double p = e::c(0);
+  for (int n = 1; n < 12; ++n) p = fused(p, r, e::c(n));
   p = fused(p, r, 1.0);
   p = fused(p, r, 1.0);  // exp(r) = 1 + r (1 + r (1/2 + r (1/6 + ...)))
   // k as an integer without a float-to-integer conversion: `shifted` has unit ulp, so its low 32
   // bits hold k mod 2^32 (|k| <= 1100).
   const auto ki = static_cast<std::int32_t>(static_cast<std::uint32_t>(bits_of(shifted)));
-  const auto two_to = [](std::int32_t e) {  // 2^e for a normal exponent e, from its bits
-    return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e + 1023) << 20) << 32);
-  };
+  const auto two_to = e::two_to;
   if (ki > 1023) return p * 2.0 * two_to(ki - 1);
   if (ki >= -1022) return p * two_to(ki);
   // Subnormal result: scale by 2^(k + 64) first (normal), then by 2^-64 (one rounding).
@@ -66,14 +77,9 @@ namespace detail {
 /// argument ran its chains one after another.
 template <int K>
 RESAMPLE_HOST_DEVICE inline void exp_nonpositive_lockstep(const double (&x)[K], double (&e)[K]) {
-  constexpr double inv_ln2 = 1.4426950408889634074;
-  constexpr double ln2_hi = 6.93147180369123816490e-01;
-  constexpr double ln2_lo = 1.90821492927058770002e-10;
-  constexpr double shifter = 6755399441055744.0;
-  constexpr double c[] = {1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08,
-                          2.755731922398589e-07,  2.7557319223985893e-06, 2.48015873015873e-05,
-                          0.0001984126984126984,  0.001388888888888889,   0.008333333333333333,
-                          0.041666666666666664,   0.16666666666666666,    0.5};
+  using constants = exp_constants;
+  constexpr double inv_ln2 = constants::inv_ln2, ln2_hi = constants::ln2_hi, ln2_lo = constants::ln2_lo;
+  constexpr double shifter = constants::shifter;
   double r[K], p[K];
   std::int32_t ki[K];
   RESAMPLE_UNROLL
@@ -82,16 +88,14 @@ RESAMPLE_HOST_DEVICE inline void exp_nonpositive_lockstep(const double (&x)[K], 
     const double k = shifted - shifter;
     r[m] = fused(-k, ln2_lo, fused(-k, ln2_hi, x[m]));
     ki[m] = static_cast<std::int32_t>(static_cast<std::uint32_t>(bits_of(shifted)));
-    p[m] = c[0];
+    p[m] = constants::c(0);
   }
   RESAMPLE_UNROLL
   for (int n = 1; n < 12; ++n) {
     RESAMPLE_UNROLL
-    for (int m = 0; m < K; ++m) p[m] = fused(p[m], r[m], c[n]);
+    for (int m = 0; m < K; ++m) p[m] = fused(p[m], r[m], constants::c(n));
   }
-  const auto two_to = [](std::int32_t k) {  // 2^k for a normal exponent k, from its bits
-    return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k + 1023) << 20) << 32);
-  };
+  const auto two_to = constants::two_to;
   bool subnormal = false;
   RESAMPLE_UNROLL
   for (int m = 0; m < K; ++m) {
