@@ -3,10 +3,13 @@
 //
 // O[m] (m < count) is the cumulative offspring of particle first + m, O_begin that of the particle
 // before; thread t owns the Items consecutive entries from t Items (the blocked arrangement of CUB).
-// A thread whose particles have few offspring (at most light_offspring) writes a^j = first + m for
-// O[m-1] <= j < O[m] itself: a few stores, no search. The others are listed, and the whole block
-// then shares each listed thread's range (a linear search over its Items entries per j), so a
-// heavy particle -- all N offspring in one place -- costs the block, not one thread.
+//   write_staged (when the run's offspring fit the stage): each particle with offspring marks the
+//     slot where its run starts, a block max-scan gives every slot its owner, consecutive threads
+//     store the slots: no per-particle loop, contiguous stores.
+//   write (any run): a thread whose particles have few offspring (at most light_offspring) writes
+//     a^j = first + m for O[m-1] <= j < O[m] itself; the others are listed, and the whole block then
+//     shares each listed thread's range (a linear search over its Items entries per j), so a heavy
+//     particle -- all N offspring in one place -- costs the block, not one thread.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +36,8 @@ struct ancestor_writer {
   template <int BlockThreads, class Index>
   __device__ static void write(TempStorage<BlockThreads>& storage, const std::uint32_t* O, std::uint64_t O_begin,
                                int count, std::size_t first, Index* a) {
-    fill<BlockThreads>(storage, O, O_begin, count, first, [a](std::uint32_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
+    fill<BlockThreads>(storage, O, O_begin, count, first,
+                       [a](std::uint32_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
   }
 
   /// Shared-memory ints write_staged needs for Capacity slots: one pad word per 32, so that a
@@ -41,9 +45,9 @@ struct ancestor_writer {
   static constexpr int stage_ints(int capacity) { return capacity + capacity / 32; }
   __device__ static int padded(int j) { return j + (j >> 5); }
 
-  /// As write, through `stage` (stage_ints(Capacity) ints of shared memory) when the run's offspring fit, with
-  /// no loop over each particle's offspring (whose length differs from lane to lane, so a warp ran
-  /// it as often as its most prolific particle has offspring):
+  /// As write, through `stage` (stage_ints(Capacity) ints of shared memory) when the run's
+  /// offspring fit, with no loop over each particle's offspring (whose length differs from lane to
+  /// lane, so a warp ran it as often as its most prolific particle has offspring):
   ///   stage[j] = -1 everywhere; stage[O[m-1] - O_begin] = m where particle m has offspring (run
   ///   starts are distinct); an inclusive max-scan then gives every slot the last run started at or
   ///   before it, its owner; consecutive threads copy a[O_begin + j] = first + stage[j] out, so a
