@@ -40,6 +40,20 @@ RESAMPLE_HOST_DEVICE inline u128 quantise(double w, int fraction) {
   return (static_cast<u128>(static_cast<std::uint64_t>(hi)) << 64) | static_cast<std::uint64_t>(lo);
 }
 
+/// The weights w[m] = exp(lw[m] - max) of a run of K log-weights (computed in lockstep) and the sum
+/// of their quantised values: a GPU thread's share of a tile. -inf gives 0.
+template <class T, int K>
+RESAMPLE_HOST_DEVICE inline u128 quantised_weights(const T (&lw)[K], double max_log_w, int fraction, double (&w)[K]) {
+  double d[K];
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) d[m] = static_cast<double>(lw[m]) - max_log_w;
+  deterministic_exp_nonpositive(d, w);
+  u128 sum = 0;
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) sum += quantise(w[m], fraction);
+  return sum;
+}
+
 /// q_i from a log-weight and the maximum log-weight; -inf gives 0.
 template <class T>
 RESAMPLE_HOST_DEVICE inline u128 quantised_weight(T log_w, T max_log_w, int fraction) {

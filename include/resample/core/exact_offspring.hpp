@@ -18,7 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "resample/core/deterministic_math.hpp"
+#include "resample/core/config.hpp"
 #include "resample/core/philox.hpp"
 #include "resample/core/wide_int.hpp"
 

@@ -153,13 +153,8 @@ __global__ void __launch_bounds__(block_threads)
   const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   T x[items_per_thread];
   block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);
-  double d[items_per_thread], w[items_per_thread];
-#pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) d[m] = static_cast<double>(x[m]) - max_lw;
-  deterministic_exp_nonpositive(d, w);
-  u128 sum = 0;
-#pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) sum += quantise(w[m], fraction);
+  double w[items_per_thread];
+  u128 sum = quantised_weights(x, max_lw, fraction, w);
   if (squares) {
     u128 sum_sq = 0;
 #pragma unroll
@@ -287,13 +282,7 @@ struct tile_prefix {
                              int fraction, u128 offset, double (&w)[items_per_thread]) {
     T x[items_per_thread];
     block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);
-    double d[items_per_thread];
-#pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) d[m] = static_cast<double>(x[m]) - max_lw;
-    deterministic_exp_nonpositive(d, w);
-    u128 sum = 0;
-#pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) sum += quantise(w[m], fraction);
+    const u128 sum = quantised_weights(x, max_lw, fraction, w);
     u128 total;
     return offset + wide::exclusive(tmp, sum, total);
   }

@@ -119,13 +119,13 @@ class resampler {
     }
     u128 sum = 0;
     if (resident_) {
-      sum_ = weigh(x_, s, w_);
+      sum_ = quantised_weights(x_, static_cast<double>(s.max_log_w), s.fraction, w_);
       sum = sum_;
     } else {
       for (std::size_t base = 0; base < n; base += chunk) {
         double w[Items];
         load_blocked(lw, base + threadIdx.x * Items, n, x_);
-        sum += weigh(x_, s, w);
+        sum += quantised_weights(x_, static_cast<double>(s.max_log_w), s.fraction, w);
       }
     }
     s.total = wide::sum(tmp_.cub.wide, sum);
@@ -164,18 +164,6 @@ class resampler {
   }
 
  private:
-  /// w[m] = the weights of x relative to the max; returns the sum of their quantised values.
-  __device__ static u128 weigh(const T (&x)[Items], const summary<T>& s, double (&w)[Items]) {
-    double d[Items];
-#pragma unroll
-    for (int m = 0; m < Items; ++m) d[m] = static_cast<double>(x[m]) - static_cast<double>(s.max_log_w);
-    deterministic_exp_nonpositive(d, w);
-    u128 sum = 0;
-#pragma unroll
-    for (int m = 0; m < Items; ++m) sum += quantise(w[m], s.fraction);
-    return sum;
-  }
-
   /// The chunks of Items consecutive particles per thread: C before each thread's run by a block
   /// scan carried from chunk to chunk, O by comb_run, a by the ancestor writer.
   template <class Comb>
@@ -192,7 +180,7 @@ class resampler {
         sum = sum_;
       } else {
         load_blocked(lw, base + threadIdx.x * Items, n, x_);
-        sum = weigh(x_, s, w);
+        sum = quantised_weights(x_, static_cast<double>(s.max_log_w), s.fraction, w);
       }
       u128 total;
       const u128 before = carry + wide::exclusive(tmp_.cub.wide, sum, total);

@@ -17,11 +17,6 @@ __device__ inline u128 shfl_up(u128 x, int delta) {
   const auto hi = __shfl_up_sync(0xffffffffu, static_cast<unsigned long long>(x >> 64), delta);
   return (static_cast<u128>(hi) << 64) | lo;
 }
-__device__ inline u128 shfl_xor(u128 x, int mask) {
-  const auto lo = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(x), mask);
-  const auto hi = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(x >> 64), mask);
-  return (static_cast<u128>(hi) << 64) | lo;
-}
 }  // namespace detail
 
 /// Inclusive prefix sum over the 32 lanes of a full warp.
@@ -32,13 +27,6 @@ __device__ inline u128 warp_inclusive_sum(u128 x) {
     const u128 y = detail::shfl_up(x, d);
     if (lane >= d) x += y;
   }
-  return x;
-}
-
-/// Sum over the 32 lanes of a full warp, in every lane.
-__device__ inline u128 warp_sum(u128 x) {
-#pragma unroll
-  for (int d = 16; d > 0; d /= 2) x += detail::shfl_xor(x, d);
   return x;
 }
 
