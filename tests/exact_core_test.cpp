@@ -214,6 +214,29 @@ TEST(ExactCdf, LogSumExpMatchesDirectSum) {
   }
 }
 
+// The ESS against a direct long-double (sum w)^2 / sum w^2, on dispersed weights and on equal ones
+// (ESS = N). A missing 2^-F (an earlier version returned 2^F N) or w in place of w^2 fails by far.
+TEST(ExactCdf, EffectiveSampleSizeMatchesDirectSums) {
+  reference::default_urbg rng(13);
+  for (const double y : {0.0, 2.0, 4.0}) {
+    const auto lw = reference::paper_log_weights(3000, y, rng);
+    long double s1 = 0, s2 = 0;
+    const double max = *std::max_element(lw.begin(), lw.end());
+    for (const double x : lw) {
+      const long double w = std::exp(static_cast<long double>(x) - max);
+      s1 += w;
+      s2 += w * w;
+    }
+    const double expected = static_cast<double>(s1 * s1 / s2);
+    EXPECT_NEAR(cpu::effective_sample_size(cpu::serial{}, std::span<const double>(lw)), expected, 1e-12 * expected)
+        << "y = " << y;
+  }
+  const std::vector<double> equal(777, -3.5);
+  EXPECT_NEAR(cpu::effective_sample_size(cpu::serial{}, std::span<const double>(equal)), 777.0, 1e-9);
+  const std::vector<double> one_alive = {-std::numeric_limits<double>::infinity(), 2.0, -std::numeric_limits<double>::infinity()};
+  EXPECT_EQ(cpu::effective_sample_size(cpu::serial{}, std::span<const double>(one_alive)), 1.0);
+}
+
 }  // namespace
 }  // namespace resample
 

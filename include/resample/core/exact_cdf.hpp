@@ -60,4 +60,12 @@ RESAMPLE_HOST_DEVICE inline u128 quantised_weight(T log_w, T max_log_w, int frac
   return quantise(deterministic_exp_nonpositive(static_cast<double>(log_w) - static_cast<double>(max_log_w)), fraction);
 }
 
+/// The effective sample size (sum w)^2 / sum w^2 from the exact sums Q = sum q_i and
+/// S = sum quantise(w_i^2), both in units of 2^-F: (Q 2^-F)^2 / (S 2^-F) = (Q / S) (Q 2^-F).
+/// One formula for every backend, so the same bits everywhere.
+RESAMPLE_HOST_DEVICE inline double effective_sample_size_of(u128 total, u128 squares, int fraction) {
+  const double q = to_double(total);
+  return q / to_double(squares) * (q * detail::exp_constants::two_to(-fraction));  // 2^-F: exact scaling
+}
+
 }  // namespace resample

@@ -188,8 +188,7 @@ double effective_sample_size(const Exec& ex, std::span<const T> lw) {
   });
   u128 squares = 0;
   for (const u128 x : block_sum) squares += x;
-  const double sum_w = to_double(s.total);
-  return sum_w / to_double(squares) * sum_w;
+  return effective_sample_size_of(s.total, squares, s.fraction);
 }
 
 /// Many independent systems in one call: system b has the log-weights lw[offsets[b] .. offsets[b+1])

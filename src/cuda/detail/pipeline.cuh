@@ -244,8 +244,7 @@ __global__ void __launch_bounds__(finish_threads)
       st->result = st->max_log_w + log_mean;
     }
     if (req.ess) {
-      const double sum_w = to_double(carry);
-      st->result = sum_w / to_double(sq) * sum_w;
+      st->result = effective_sample_size_of(carry, sq, fraction);
     }
     if (req.d_result) *req.d_result = st->result;
   }

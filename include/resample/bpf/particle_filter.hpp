@@ -1,0 +1,312 @@
+// The bootstrap and auxiliary particle filters on the CPU backends (serial or thread pool), for any
+// model with the interface of sv_model / linear_gaussian_model, resampling with any scheme of the
+// library.
+//
+//   resample::cpu::parallel ex;
+//   resample::bpf::sv_model model(resample::bpf::sv_parameters{});  // mu -1.02, rho 0.9702, sigma 0.178
+//   resample::bpf::filter_options opt;
+//   opt.particles = 1 << 16;
+//   resample::bpf::particle_filter pf(model, ex, opt);
+//   for (double y : observations) pf.step(y);          // or bpf::run_filter(...)
+//   double ll = pf.log_likelihood();
+//
+// Tick t (t = 0, 1, ...):
+//   t = 0:  x_i ~ the initial law, lw_i = log g(y_0 | x_i)  (the first observation weights x_0)
+//   t > 0:  bootstrap: if ESS(lw) < threshold N, resample (ancestors from the exact resampler,
+//           key (seed), step t), gather, lw = 0; propagate; lw_i += log g(y_t | x_i).
+//           auxiliary: v_i = lw_i + log ghat(y_t | x_i) (first stage); if ESS(v) < threshold N,
+//           resample on v and set lw_i = -log ghat of the particle's ancestor, else keep lw;
+//           propagate; lw_i += log g(y_t | x_i).
+//   The likelihood increment is log sum exp(lw after) - log sum exp(lw before), plus, for the
+//   auxiliary filter, the first stage's log sum exp(v) - log sum exp(lw): carrying the weights
+//   between resamplings keeps the estimate of p(y_0..t) unbiased whatever the threshold.
+//
+// Randomness: Philox under key (low, high 32 bits of the seed). The resampler's draws use particle
+// indices (counter word c1 = 0) and the shared index (c1 = 0xffffffff); a particle's initial draw
+// and propagation noise use index i + 2^32 (c1 = 1) and its jitter i + 2^33 (c1 = 2), all at step
+// t, so no two uses share a counter. The serial and parallel executors give the same bits for every
+// output: resampling is exact, sums of doubles run over fixed chunks in chunk order.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "resample/core/error.hpp"
+#include "resample/core/options.hpp"
+#include "resample/core/philox.hpp"
+#include "resample/core/random.hpp"
+#include "resample/core/validate.hpp"
+#include "resample/cpu/resample.hpp"
+
+namespace resample::bpf {
+
+enum class filter_kind { bootstrap, auxiliary };
+
+struct filter_options {
+  std::size_t particles = std::size_t{1} << 14;
+  std::uint64_t seed = 0;
+  scheme resampler = scheme::systematic;
+  double ess_threshold = 0.5;  ///< resample when ESS < threshold N; 1 (or more): at every tick
+  double jitter = 0.0;         ///< sd of N(0, jitter^2) noise added to resampled states (changes the target)
+  filter_kind kind = filter_kind::bootstrap;
+  resample::options resampling;  ///< the scheme's options (Metropolis B, rejection bound, ...)
+};
+
+/// What a tick reports. mean and sd are of the filtered law x_t | y_0..y_t (weighted particles,
+/// before any resampling); `pit` is its CDF at the true state when one is supplied, else NaN.
+struct tick_summary {
+  double log_likelihood_increment = 0;  ///< log p^(y_t | y_0..y_{t-1})
+  double mean = 0, sd = 0;
+  double ess = 0;          ///< effective sample size of the weights after weighting y_t
+  bool resampled = false;  ///< whether the particles were resampled before propagating to this tick
+  double pit = std::numeric_limits<double>::quiet_NaN();
+};
+
+namespace detail {
+inline constexpr std::uint64_t propagation_index = std::uint64_t{1} << 32;
+inline constexpr std::uint64_t jitter_index = std::uint64_t{2} << 32;
+/// Sums of doubles run over chunks of this many particles, combined in order: the same bits for
+/// any executor.
+inline constexpr std::size_t chunk = 4096;
+
+inline void check_filter_options(const filter_options& o) {
+  if (o.particles == 0) throw invalid_input("the filter needs at least one particle (N = 0)");
+  if (o.particles > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 particles");
+  if (!(o.ess_threshold >= 0.0) || !std::isfinite(o.ess_threshold)) {
+    throw invalid_input("ess_threshold = " + resample::detail::format_value(o.ess_threshold) +
+                        " is invalid: it must be a finite number >= 0 (1 = resample at every tick)");
+  }
+  if (!(o.jitter >= 0.0) || !std::isfinite(o.jitter)) {
+    throw invalid_input("jitter = " + resample::detail::format_value(o.jitter) + " is invalid: it must be finite and >= 0");
+  }
+}
+}  // namespace detail
+
+template <class Model, class Exec>
+class particle_filter {
+ public:
+  particle_filter(const Model& model, const Exec& ex, const filter_options& opt)
+      : model_(model), ex_(ex), opt_((detail::check_filter_options(opt), opt)),
+        key_{static_cast<std::uint32_t>(opt.seed), static_cast<std::uint32_t>(opt.seed >> 32)},
+        x_(opt.particles), lw_(opt.particles, 0.0), spare_(opt.particles), first_stage_(opt.particles),
+        ancestors_(opt.particles) {}
+
+  /// Assimilates observation y_t (t = the number of earlier calls); `truth`, if not NaN, is the true
+  /// state, for the PIT. Throws invalid_input, before changing anything, for a non-finite y.
+  tick_summary step(double y, double truth = std::numeric_limits<double>::quiet_NaN()) {
+    if (!std::isfinite(y)) {
+      throw invalid_input("observation " + std::to_string(tick_) + " is " + resample::detail::format_value(y) +
+                              " (observations must be finite)",
+                          tick_);
+    }
+    const auto t = static_cast<std::uint32_t>(tick_);
+    const std::size_t n = opt_.particles;
+    tick_summary out;
+    double lse_before = tick_ == 0 ? log_sum_exp_of_equal() : lse_after_;
+    if (tick_ == 0) {
+      ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+        for (std::size_t i = begin; i < end; ++i) {
+          philox_stream s(key_, detail::propagation_index + i, t);
+          x_[i] = model_.initial(s);
+          lw_[i] = model_.log_likelihood(y, x_[i]);
+        }
+      });
+    } else {
+      const bool auxiliary = opt_.kind == filter_kind::auxiliary;
+      double ess_decider = ess_after_;
+      if (auxiliary) {
+        ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+          for (std::size_t i = begin; i < end; ++i) {
+            first_stage_[i] = model_.log_first_stage(y, x_[i]);
+            spare_[i] = lw_[i] + first_stage_[i];
+          }
+        });
+        const double lse_v = cpu::log_sum_exp(ex_, std::span<const double>(spare_));
+        out.log_likelihood_increment += lse_v - lse_before;
+        lse_before = lse_v;
+        ess_decider = cpu::effective_sample_size(ex_, std::span<const double>(spare_));
+      }
+      if (opt_.ess_threshold >= 1.0 || ess_decider < opt_.ess_threshold * static_cast<double>(n)) {
+        resample_on(auxiliary ? spare_ : lw_, t, auxiliary);
+        lse_before = log_sum_exp_of_equal();
+        out.resampled = true;
+      }
+      ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+        for (std::size_t i = begin; i < end; ++i) {
+          philox_stream s(key_, detail::propagation_index + i, t);
+          x_[i] = model_.propagate(x_[i], s);
+          lw_[i] += model_.log_likelihood(y, x_[i]);
+        }
+      });
+    }
+    check_weights();
+    lse_after_ = cpu::log_sum_exp(ex_, std::span<const double>(lw_));
+    out.log_likelihood_increment += lse_after_ - lse_before;
+    ess_after_ = cpu::effective_sample_size(ex_, std::span<const double>(lw_));
+    out.ess = ess_after_;
+    summarise(truth, out);
+    log_likelihood_ += out.log_likelihood_increment;
+    ++tick_;
+    return out;
+  }
+
+  [[nodiscard]] double log_likelihood() const { return log_likelihood_; }
+  [[nodiscard]] std::size_t ticks() const { return tick_; }
+  [[nodiscard]] std::span<const double> states() const { return x_; }
+  [[nodiscard]] std::span<const double> log_weights() const { return lw_; }
+  [[nodiscard]] const filter_options& options() const { return opt_; }
+
+ private:
+  /// log sum exp of N equal log-weights (log N), by the same exact sum as every other.
+  double log_sum_exp_of_equal() {
+    if (lse_equal_ != lse_equal_) {
+      std::fill(spare_.begin(), spare_.end(), 0.0);
+      lse_equal_ = cpu::log_sum_exp(ex_, std::span<const double>(spare_));
+    }
+    return lse_equal_;
+  }
+
+  /// Ancestors from `weights`, then x and lw gathered: lw = 0, or for the auxiliary filter minus the
+  /// ancestor's first-stage weight. Jitter, if asked for, moves every resampled state.
+  void resample_on(const std::vector<double>& weights, std::uint32_t t, bool auxiliary) {
+    const std::size_t n = opt_.particles;
+    cpu::ancestors(ex_, opt_.resampler, std::span<const double>(weights), key_, t, std::span<std::uint32_t>(ancestors_),
+                   opt_.resampling);
+    ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+      for (std::size_t j = begin; j < end; ++j) {
+        const std::size_t a = ancestors_[j];
+        spare_[j] = x_[a];
+        if (opt_.jitter > 0.0) {
+          philox_stream s(key_, detail::jitter_index + j, t);
+          spare_[j] = resample::detail::fused(opt_.jitter, standard_normal(s), spare_[j]);
+        }
+      }
+    });
+    std::swap(x_, spare_);
+    ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+      for (std::size_t j = begin; j < end; ++j) lw_[j] = auxiliary ? -first_stage_[ancestors_[j]] : 0.0;
+    });
+  }
+
+  /// A density that is NaN or +inf somewhere, or zero everywhere, is an error naming the tick and
+  /// the first such particle, never resampled silently. (The filter cannot go on after it.)
+  void check_weights() const {
+    const std::size_t n = opt_.particles;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (lw_[i] != lw_[i] || lw_[i] == std::numeric_limits<double>::infinity()) {
+        throw invalid_input("tick " + std::to_string(tick_) + ": the log-weight of particle " + std::to_string(i) + " is " +
+                                resample::detail::format_value(lw_[i]) + " (state " +
+                                resample::detail::format_value(x_[i]) + ")",
+                            i);
+      }
+    }
+    if (std::all_of(lw_.begin(), lw_.end(), [](double v) { return v == -std::numeric_limits<double>::infinity(); })) {
+      throw invalid_input("tick " + std::to_string(tick_) + ": every particle has zero weight");
+    }
+  }
+
+  /// Mean, sd and PIT of the weighted particles: w_i = exp(lw_i - max), sums over fixed chunks.
+  void summarise(double truth, tick_summary& out) {
+    const std::size_t n = opt_.particles;
+    const std::size_t chunks = (n + detail::chunk - 1) / detail::chunk;
+    partials_.assign(chunks, partial_sums{});
+    auto range = [&](std::size_t c) { return std::pair{c * detail::chunk, std::min(n, (c + 1) * detail::chunk)}; };
+    ex_.for_tasks(chunks, [&](std::size_t c) {
+      const auto [begin, end] = range(c);
+      for (std::size_t i = begin; i < end; ++i) partials_[c].max = std::max(partials_[c].max, lw_[i]);
+    });
+    double max = partials_[0].max;
+    for (const auto& p : partials_) max = std::max(max, p.max);
+    const bool has_truth = truth == truth;
+    ex_.for_tasks(chunks, [&](std::size_t c) {
+      const auto [begin, end] = range(c);
+      partial_sums& p = partials_[c];
+      for (std::size_t i = begin; i < end; ++i) {
+        const double w = deterministic_exp(lw_[i] - max);
+        spare_[i] = w;
+        p.w += w;
+        p.wx = resample::detail::fused(w, x_[i], p.wx);
+        if (has_truth && x_[i] <= truth) p.wbelow += w;
+      }
+    });
+    double sum_w = 0, sum_wx = 0, sum_below = 0;
+    for (const auto& p : partials_) {
+      sum_w += p.w;
+      sum_wx += p.wx;
+      sum_below += p.wbelow;
+    }
+    const double mean = sum_wx / sum_w;
+    ex_.for_tasks(chunks, [&](std::size_t c) {
+      const auto [begin, end] = range(c);
+      partial_sums& p = partials_[c];
+      for (std::size_t i = begin; i < end; ++i) {
+        const double d = x_[i] - mean;
+        p.wdev2 = resample::detail::fused(spare_[i] * d, d, p.wdev2);
+      }
+    });
+    double sum_dev2 = 0;
+    for (const auto& p : partials_) sum_dev2 += p.wdev2;
+    out.mean = mean;
+    out.sd = std::sqrt(sum_dev2 / sum_w);
+    if (has_truth) out.pit = sum_below / sum_w;
+  }
+
+  struct partial_sums {
+    double max = -std::numeric_limits<double>::infinity();
+    double w = 0, wx = 0, wbelow = 0, wdev2 = 0;
+  };
+
+  Model model_;
+  const Exec& ex_;
+  filter_options opt_;
+  key key_;
+  std::vector<double> x_, lw_, spare_, first_stage_;
+  std::vector<std::uint32_t> ancestors_;
+  std::vector<partial_sums> partials_;
+  std::size_t tick_ = 0;
+  double log_likelihood_ = 0;
+  double lse_after_ = 0, ess_after_ = 0;
+  double lse_equal_ = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// The whole series through a new filter. `truth` (empty, or one true state per observation)
+/// gives each tick its PIT. `progress(t)`, if given, is called after each tick.
+struct filter_run {
+  double log_likelihood = 0;
+  std::vector<tick_summary> ticks;
+};
+
+template <class Model, class Exec>
+filter_run run_filter(const Model& model, const Exec& ex, std::span<const double> y, const filter_options& opt,
+                      std::span<const double> truth = {}, const std::function<void(std::size_t)>& progress = {}) {
+  if (y.empty()) throw invalid_input("no observations: T = 0");
+  if (!truth.empty() && truth.size() != y.size()) {
+    throw invalid_input("the true states (" + std::to_string(truth.size()) + ") and the observations (" +
+                        std::to_string(y.size()) + ") differ in length");
+  }
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    if (!std::isfinite(y[t])) {
+      throw invalid_input("observation " + std::to_string(t) + " is " + resample::detail::format_value(y[t]) +
+                              " (observations must be finite)",
+                          t);
+    }
+  }
+  particle_filter pf(model, ex, opt);
+  filter_run r;
+  r.ticks.reserve(y.size());
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    r.ticks.push_back(pf.step(y[t], truth.empty() ? std::numeric_limits<double>::quiet_NaN() : truth[t]));
+    if (progress) progress(t);
+  }
+  r.log_likelihood = pf.log_likelihood();
+  return r;
+}
+
+}  // namespace resample::bpf
