@@ -1,0 +1,174 @@
+// The SV filter on data from its own model (the matched-DGP suite of the seed project, nine
+// scenarios): the filtered law must be calibrated, i.e. the PIT of the true state uniform and the
+// 90% interval covering 90% of the ticks; the error must fall as N grows.
+//
+// PITs of successive ticks are dependent (the filter's error persists), so the KS statistic and the
+// coverage are judged on the effective number of independent ticks, n / tau, with tau the integrated
+// autocorrelation time measured on the series itself (Geyer's initial positive sequence). For a
+// Gaussian-copula-like dependence the indicators 1{u_t <= c} are less correlated than u_t, so using
+// u_t's tau for every level c is conservative.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "resample/bpf/particle_filter.hpp"
+#include "resample/bpf/simulate.hpp"
+#include "resample/bpf/sv_model.hpp"
+#include "resample/cpu/executor.hpp"
+
+namespace {
+
+using resample::bpf::sv_model;
+using resample::bpf::sv_parameters;
+
+struct scenario {
+  const char* name;
+  double rho, sigma, mu, nu_state, nu_obs;
+  std::uint64_t seed;  ///< of the simulated data: mu only rescales y, so equal seeds would give equal PITs
+};
+
+// rho, sigma_z, mu, state noise / observation noise (0 = Gaussian, 5 = t5).
+constexpr scenario scenarios[] = {
+    {"base_gauss_t5", 0.97, 0.15, -4.5, 0, 5, 1},  {"base_t5_t5", 0.97, 0.15, -4.5, 5, 5, 2},
+    {"persistent", 0.995, 0.15, -4.5, 0, 5, 3},    {"volatile_state", 0.97, 0.30, -4.5, 0, 5, 4},
+    {"low_level", 0.97, 0.15, -6.0, 0, 5, 5},      {"high_level", 0.97, 0.15, -2.0, 0, 5, 6},
+    {"low_persistence", 0.90, 0.15, -4.5, 0, 5, 7}, {"gauss_gauss", 0.97, 0.15, -4.5, 0, 0, 8},
+    {"wild_t5_t5", 0.85, 0.50, -4.5, 5, 5, 9}};
+
+sv_model model_of(const scenario& s) {
+  sv_parameters p;
+  p.mu = s.mu;
+  p.rho = s.rho;
+  p.sigma = s.sigma;
+  p.nu_state = s.nu_state;
+  p.nu_obs = s.nu_obs;
+  return sv_model(p);
+}
+
+resample::bpf::filter_options options(std::size_t n, std::uint64_t seed) {
+  resample::bpf::filter_options o;
+  o.particles = n;
+  o.seed = seed;
+  return o;
+}
+
+/// Integrated autocorrelation time 1 + 2 sum_k rho_k, summed over Geyer's initial positive
+/// sequence of pairs (rho_{2m} + rho_{2m+1} > 0).
+double autocorrelation_time(const std::vector<double>& x) {
+  const std::size_t n = x.size();
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
+  auto autocov = [&](std::size_t lag) {
+    double s = 0;
+    for (std::size_t t = 0; t + lag < n; ++t) s += (x[t] - mean) * (x[t + lag] - mean);
+    return s / static_cast<double>(n);
+  };
+  const double var = autocov(0);
+  double tau = -1.0;  // -rho_0, since the pairs below count rho_0 twice
+  for (std::size_t m = 0; 2 * m + 1 < n / 2; ++m) {
+    const double pair = (autocov(2 * m) + autocov(2 * m + 1)) / var;
+    if (pair <= 0) break;
+    tau += 2.0 * pair;
+  }
+  return std::max(tau, 1.0);
+}
+
+/// sup_u |F_n(u) - u| of the sample.
+double ks_statistic(std::vector<double> u) {
+  std::sort(u.begin(), u.end());
+  const double n = static_cast<double>(u.size());
+  double d = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    d = std::max({d, static_cast<double>(i + 1) / n - u[i], u[i] - static_cast<double>(i) / n});
+  }
+  return d;
+}
+
+class SvCalibration : public ::testing::TestWithParam<scenario> {};
+
+TEST_P(SvCalibration, PitIsUniformAndIntervalsCover) {
+  const auto model = model_of(GetParam());
+  constexpr std::size_t ticks = 5000;
+  const auto data = resample::bpf::simulate(model, ticks, GetParam().seed);
+  resample::cpu::parallel ex(2, 512);
+  const auto run = resample::bpf::run_filter(model, ex, std::span<const double>(data.observations), options(1000, 99),
+                                             std::span<const double>(data.states));
+  std::vector<double> pit, inside;
+  for (const auto& t : run.ticks) {
+    pit.push_back(t.pit);
+    inside.push_back(t.pit >= 0.05 && t.pit <= 0.95 ? 1.0 : 0.0);
+  }
+  // KS: sqrt(n_eff) D against the Kolmogorov law's 0.1% point, 1.949.
+  const double tau = autocorrelation_time(pit);
+  const double n_eff = static_cast<double>(ticks) / tau;
+  const double d = ks_statistic(pit);
+  EXPECT_LT(d * std::sqrt(n_eff), 1.949) << "D " << d << ", tau " << tau;
+  // Coverage of the central 90% interval: binomial sd with the indicator's own n_eff, 4 sd.
+  const double coverage = std::accumulate(inside.begin(), inside.end(), 0.0) / static_cast<double>(ticks);
+  const double n_cov = static_cast<double>(ticks) / autocorrelation_time(inside);
+  EXPECT_NEAR(coverage, 0.90, 4.0 * std::sqrt(0.09 / n_cov)) << "tau of the indicator " << ticks / n_cov;
+  // And the PIT is informative: not all in the middle (a filter far too wide would put it there).
+  EXPECT_GT(*std::max_element(pit.begin(), pit.end()), 0.97);
+  EXPECT_LT(*std::min_element(pit.begin(), pit.end()), 0.03);
+}
+
+INSTANTIATE_TEST_SUITE_P(MatchedDgp, SvCalibration, ::testing::ValuesIn(scenarios),
+                         [](const auto& test) { return std::string(test.param.name); });
+
+// The filter's error against a 32x larger filter falls like 1/sqrt(N): each 4x more particles
+// must cut it by at least 1.4 (the expectation is 2; the larger filter's own error adds 1-3%).
+TEST(SvFilter, ErrorFallsAsParticlesGrow) {
+  const auto model = model_of(scenarios[0]);
+  const auto data = resample::bpf::simulate(model, 300, 7);
+  resample::cpu::parallel ex(2, 4096);
+  const auto y = std::span<const double>(data.observations);
+  const auto reference = resample::bpf::run_filter(model, ex, y, options(1 << 17, 1));
+  double previous = 0;
+  for (const std::size_t n : {256u, 1024u, 4096u}) {
+    const auto run = resample::bpf::run_filter(model, ex, y, options(n, 2));
+    double ss = 0;
+    for (std::size_t t = 0; t < y.size(); ++t) {
+      const double e = run.ticks[t].mean - reference.ticks[t].mean;
+      ss += e * e;
+    }
+    const double rmse = std::sqrt(ss / static_cast<double>(y.size()));
+    if (previous > 0) {
+      EXPECT_GT(previous / rmse, 1.4) << "N = " << n << ": RMSE " << rmse << " after " << previous;
+    }
+    previous = rmse;
+  }
+}
+
+// cpu and cpu-parallel give the same bits for every output of every tick: the resampling is exact
+// and the double sums run over fixed chunks.
+TEST(SvFilter, SerialAndParallelGiveTheSameBits) {
+  const auto model = model_of(scenarios[1]);
+  const auto data = resample::bpf::simulate(model, 25, 8);
+  const auto y = std::span<const double>(data.observations);
+  const auto truth = std::span<const double>(data.states);
+  resample::cpu::serial one;
+  resample::cpu::parallel three(3, 64);
+  for (const auto kind : {resample::bpf::filter_kind::bootstrap, resample::bpf::filter_kind::auxiliary}) {
+    for (const auto s : {resample::scheme::systematic, resample::scheme::residual, resample::scheme::metropolis}) {
+      auto opt = options(10007, 5);
+      opt.kind = kind;
+      opt.resampler = s;
+      opt.jitter = 0.01;
+      const auto a = resample::bpf::run_filter(model, one, y, opt, truth);
+      const auto b = resample::bpf::run_filter(model, three, y, opt, truth);
+      EXPECT_EQ(a.log_likelihood, b.log_likelihood);
+      for (std::size_t t = 0; t < y.size(); ++t) {
+        EXPECT_EQ(a.ticks[t].log_likelihood_increment, b.ticks[t].log_likelihood_increment) << t;
+        EXPECT_EQ(a.ticks[t].mean, b.ticks[t].mean) << t;
+        EXPECT_EQ(a.ticks[t].sd, b.ticks[t].sd) << t;
+        EXPECT_EQ(a.ticks[t].ess, b.ticks[t].ess) << t;
+        EXPECT_EQ(a.ticks[t].pit, b.ticks[t].pit) << t;
+        EXPECT_EQ(a.ticks[t].resampled, b.ticks[t].resampled) << t;
+      }
+    }
+  }
+}
+
+}  // namespace
