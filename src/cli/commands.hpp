@@ -21,5 +21,6 @@ extern const command ancestors_command;  // draw.cpp
 extern const command offspring_command;  // draw.cpp
 extern const command permute_command;    // permute.cpp
 extern const command compare_command;    // compare.cpp
+extern const command bpf_command;        // bpf.cpp
 
 }  // namespace resample::cli

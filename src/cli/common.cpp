@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <thread>
+#include <unistd.h>
 
 #include <boost/random/seed_seq.hpp>
 
@@ -83,6 +84,28 @@ void flush_stdout(std::string& out) {
     throw std::runtime_error("cannot write to standard output");
   }
   out.clear();
+}
+
+progress_line::progress_line(std::string command)
+    : command_(std::move(command)), start_(std::chrono::steady_clock::now()), last_(start_),
+      tty_(isatty(fileno(stderr)) != 0) {}
+
+progress_line::~progress_line() {
+  if (shown_ && tty_) std::fputc('\n', stderr);
+}
+
+bool progress_line::due() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return false;
+  last_ = now;
+  return true;
+}
+
+void progress_line::show(const std::string& text) {
+  const double elapsed = std::chrono::duration<double>(last_ - start_).count();
+  std::fprintf(stderr, "%s%s: %s, %.1f s%s", tty_ ? "\r" : "", command_.c_str(), text.c_str(), elapsed, tty_ ? "   " : "\n");
+  std::fflush(stderr);
+  shown_ = true;
 }
 
 }  // namespace resample::cli

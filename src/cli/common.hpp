@@ -2,6 +2,7 @@
 // options, the backend check, and fast line output.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <span>
@@ -47,5 +48,28 @@ void append_line(std::string& out, std::span<const std::size_t> values);
 
 /// Writes `out` to stdout and clears it; throws if the write fails.
 void flush_stdout(std::string& out);
+
+/// Progress on stderr once a run has taken a second, at most twice a second: "command: text, 3.5 s",
+/// rewritten in place ('\r') on a terminal, one line each otherwise.
+class progress_line {
+ public:
+  explicit progress_line(std::string command);
+  progress_line(const progress_line&) = delete;
+  progress_line& operator=(const progress_line&) = delete;
+  ~progress_line();
+  /// `describe()` is called only when a line is due, so callers may format freely.
+  template <class Describe>
+  void update(Describe&& describe) {
+    if (due()) show(describe());
+  }
+
+ private:
+  bool due();
+  void show(const std::string& text);
+  std::string command_;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool tty_;
+  bool shown_ = false;
+};
 
 }  // namespace resample::cli

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <unistd.h>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -51,30 +50,6 @@ std::vector<scheme_choice> parse_scheme_list(const std::optional<std::string>& l
   if (out.empty()) throw usage_error("--schemes names no scheme");
   return out;
 }
-
-/// Progress on stderr once a run has taken a second, at most twice a second; '\r' on a terminal.
-class progress {
- public:
-  void update(std::string_view scheme, std::size_t rep, std::size_t reps) {
-    const auto now = clock_type::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    std::fprintf(stderr, "%scompare: %-18s %zu/%zu draws, %.1f s%s", tty_ ? "\r" : "",
-                 std::string(scheme).c_str(), rep, reps, elapsed, tty_ ? "   " : "\n");
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  ~progress() {
-    if (shown_ && tty_) std::fputc('\n', stderr);
-  }
-
- private:
-  clock_type::time_point start_ = clock_type::now();
-  clock_type::time_point last_ = start_;
-  bool tty_ = isatty(fileno(stderr)) != 0;
-  bool shown_ = false;
-};
 
 std::string format_table(const std::vector<row>& rows, const std::string& title) {
   std::ostringstream s;
@@ -141,7 +116,7 @@ int run_compare(const args& a) {
 
   const std::vector<double> expected = expected_offspring(w.linear);
   std::vector<row> rows;
-  progress bar;
+  progress_line bar("compare");
   for (const scheme_choice& s : schemes) {
     sampler draws(backend, s, w, opt, seed, threads);
     offspring_metrics metrics(expected);
@@ -151,7 +126,12 @@ int run_compare(const args& a) {
       const std::vector<std::size_t> anc = draws.draw(static_cast<std::uint32_t>(r));
       seconds += std::chrono::duration<double>(clock_type::now() - t0).count();
       metrics.add(reference::ancestors_to_offspring(anc));
-      bar.update(s.name, r + 1, reps);
+      bar.update([&] {
+        char text[96];
+        std::snprintf(text, sizeof text, "%-18s %llu/%llu draws", s.name.c_str(), static_cast<unsigned long long>(r + 1),
+                      static_cast<unsigned long long>(reps));
+        return std::string(text);
+      });
     }
     rows.push_back({s.name, 1e6 * seconds / static_cast<double>(reps), metrics.bias_squared(),
                     metrics.variance_trace(), metrics.mse_per_particle(), draws.steps()});

@@ -12,7 +12,7 @@ namespace {
 
 constexpr const resample::cli::command* commands[] = {
     &resample::cli::ancestors_command, &resample::cli::offspring_command,
-    &resample::cli::permute_command, &resample::cli::compare_command};
+    &resample::cli::permute_command, &resample::cli::compare_command, &resample::cli::bpf_command};
 
 void print_usage(std::FILE* to) {
   std::fputs(
@@ -21,7 +21,8 @@ void print_usage(std::FILE* to) {
       "  ancestors   resample weights, print ancestor vectors\n"
       "  offspring   resample weights, print offspring counts\n"
       "  permute     permute ancestor vectors so that o^i > 0 implies a^i = i\n"
-      "  compare     time and bias^2 / variance / MSE of every scheme over repeated draws\n",
+      "  compare     time and bias^2 / variance / MSE of every scheme over repeated draws\n"
+      "  bpf         the SV (or linear-Gaussian) particle filter on data or a simulation\n",
       to);
 }
 
