@@ -630,13 +630,13 @@ TEST_P(CliHelp, HelpWinsOverOtherFlags) {
   EXPECT_EQ(r.out.rfind("usage: resample " + GetParam(), 0), 0u) << r;
 }
 
-INSTANTIATE_TEST_SUITE_P(Command, CliHelp, testing::Values("ancestors", "offspring", "permute", "compare"),
+INSTANTIATE_TEST_SUITE_P(Command, CliHelp, testing::Values("ancestors", "offspring", "permute", "compare", "bpf"),
                          param_name);
 
 TEST(CliHelp, TopLevel) {
   const cli_result r = run_cli("--help");
   EXPECT_EQ(r.exit_code, 0) << r;
-  for (const char* command : {"ancestors", "offspring", "permute", "compare"}) {
+  for (const char* command : {"ancestors", "offspring", "permute", "compare", "bpf"}) {
     EXPECT_NE(r.out.find(command), std::string::npos) << command << "\n" << r;
   }
 }
@@ -654,6 +654,87 @@ TEST(CliOutput, FailedWriteIsAnError) {
   std::remove(in.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// bpf: the particle filter.
+
+/// The value printed after "key: " on its own line, or "" if the key is missing.
+std::string value_of(const std::string& out, const std::string& key) {
+  const auto at = out.find("\n" + key + ": ");
+  const auto start = at == std::string::npos ? (out.rfind(key + ": ", 0) == 0 ? 0 : std::string::npos) : at + 1;
+  if (start == std::string::npos) return "";
+  const auto begin = start + key.size() + 2;
+  return out.substr(begin, out.find('\n', begin) - begin);
+}
+
+TEST(CliBpf, RunsOnTheGbpUsdDataAndWritesCsvAndPlot) {
+  const std::string dir = temp_path("bpf");
+  const cli_result r = run_cli("bpf --data " + quote(std::string(RESAMPLE_DATA_DIR) + "/gbp_usd_1997_1999_returns.txt") +
+                               " --n 2000 --backend cpu --seed 4 --out " + quote(dir));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_NE(value_of(r.out, "data").find("750 observations"), std::string::npos) << r;
+  // Pitt & Shephard's parameters on these data: log-likelihood about -492.5 (-492.48 with 2^18
+  // particles); N = 2000 adds a Monte Carlo error of about 0.2.
+  const double ll = std::stod(value_of(r.out, "log_likelihood"));
+  EXPECT_NEAR(ll, -492.5, 1.5) << r;
+  EXPECT_FALSE(value_of(r.out, "us_per_tick").empty()) << r;
+  std::ifstream csv(dir + "/bpf.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "t,y,mean,sd,ess,resampled,log_likelihood_increment");
+  std::size_t ticks = 0;
+  double sum = 0;
+  while (std::getline(csv, line)) {
+    ++ticks;
+    sum += std::stod(line.substr(line.rfind(',') + 1));
+  }
+  EXPECT_EQ(ticks, 750u);
+  EXPECT_NEAR(sum, ll, 1e-4);  // the increments add up to the log-likelihood
+  std::ifstream svg(dir + "/bpf.svg");
+  const std::string plot((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_NE(plot.find("<svg"), std::string::npos);
+  EXPECT_NE(plot.find("</svg>"), std::string::npos);
+}
+
+TEST(CliBpf, SimulatedLinearGaussianPrintsKalmanBeside) {
+  const std::string dir = temp_path("bpf_lg");
+  const cli_result r = run_cli("bpf --model lg --rho 0.8 --sigma 0.5 --tau 1 --simulate 200 --n 4000 --out " + quote(dir));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const double ll = std::stod(value_of(r.out, "log_likelihood"));
+  const double kalman = std::stod(value_of(r.out, "kalman_log_likelihood"));
+  EXPECT_NEAR(ll, kalman, 0.5) << r;  // sd of the estimate at N = 4000, T = 200: about 0.05
+  EXPECT_FALSE(value_of(r.out, "coverage_90").empty()) << r;
+  std::ifstream csv(dir + "/bpf.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "t,y,mean,sd,ess,resampled,log_likelihood_increment,true_state,pit");
+}
+
+TEST(CliBpf, SameSeedSameBitsOnBothCpuBackends) {
+  const std::string base = "bpf --simulate 30 --nu-obs 5 --n 3000 --seed 8 --ess-threshold 0.7 --out ";
+  const cli_result a = run_cli(base + quote(temp_path("a")) + " --backend cpu");
+  const cli_result b = run_cli(base + quote(temp_path("b")) + " --backend cpu-parallel --threads 3");
+  ASSERT_EQ(a.exit_code, 0) << a;
+  EXPECT_EQ(value_of(a.out, "log_likelihood"), value_of(b.out, "log_likelihood")) << a << b;
+}
+
+TEST(CliBpf, BadInputIsRefusedWithNothingOnStdout) {
+  const std::string data = temp_path("returns.txt");
+  write_file(data, "0.1\n-0.2\nnan\n0.3\n");
+  EXPECT_TRUE(refused(run_cli("bpf --data " + quote(data)), {"line 3", "NaN"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --rho 1.0"), {"rho = 1", "|rho| < 1"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --sigma -1"), {"sigma = -1"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --nu-obs 2"), {"nu_obs = 2"}));
+  EXPECT_TRUE(refused(run_cli("bpf --model lg --simulate 10 --tau 0"), {"tau = 0"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --tau 1"), {"--tau", "lg"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --n 0"), {"N = 0"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --ess-threshold -1"), {"ess_threshold"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --scheme nope"), {"nope"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --model garch"), {"garch"}));
+  EXPECT_TRUE(refused(run_cli("bpf"), {"--data", "--simulate"}));
+  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --data x"), {"not both"}));
+  EXPECT_TRUE(refused(run_cli("bpf --data /nonexistent/file"), {"cannot open"}));
 }
 
 }  // namespace
