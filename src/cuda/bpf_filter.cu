@@ -1,0 +1,389 @@
+// The particle filter on the GPU: resample::bpf::cuda_filter (include/resample/bpf/cuda_filter.hpp).
+// CPU twin: resample::bpf::particle_filter (particle_filter.hpp), whose tick it follows step for
+// step. A tick t > 0 is, on one stream, with no host wait:
+//
+//   first_stage        (auxiliary only) fs_i = log ghat(y_t | x_i), v_i = lw_i + fs_i; then the
+//                      library's log_sum_exp(v) and effective_sample_size(v) into device scalars
+//   cuda::ancestors    a = the scheme's draw on v (auxiliary) or lw, key (seed), step t
+//   decide             one thread: resample iff threshold >= 1 or ESS < threshold N; the
+//                      log-sum-exp the increment is measured from
+//   gather_propagate   x'_j = propagate(x_{a_j} (+ jitter), or x_j if not resampling), lw'_j =
+//                      (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); NaN / +inf log-weights recorded
+//   log_sum_exp, effective_sample_size of lw' (the library's exact sums, the CPU's bits)
+//   summary_partials   per block: sum w, w (x - c), w (x - c)^2, w 1{x <= truth}, w = exp(lw - LSE)
+//   finish_tick        one block: those sums in block order -> mean, sd, PIT; the increment
+//
+// Each particle kernel is one thread per particle, 256 per block; the Philox counters are the CPU
+// filter's (particle_filter.hpp), so the draws are the same.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <cub/block/block_reduce.cuh>
+
+#include "resample/bpf/cuda_filter.hpp"
+#include "resample/bpf/linear_gaussian_model.hpp"
+#include "resample/bpf/sv_model.hpp"
+#include "resample/cuda/error.hpp"
+#include "resample/cuda/resample.hpp"
+
+namespace resample::bpf {
+namespace {
+
+constexpr int threads = 256;
+
+/// The filter's device scalars.
+struct scalars {
+  double lse_equal;        ///< log sum exp of N zeros (the CPU's log_sum_exp_of_equal)
+  double lse_after;        ///< log sum exp of the weights after the latest tick
+  double ess_after;
+  double lse_first_stage;  ///< auxiliary: of v
+  double ess_first_stage;
+  double lse_base;         ///< what this tick's second-stage increment is measured from
+  double increment_first;  ///< auxiliary: log sum exp(v) - log sum exp(lw)
+  double log_likelihood;
+  int resample;
+  unsigned long long first_bad;  ///< (tick << 32 | particle) of the first NaN / +inf log-weight, or ~0
+};
+
+/// Per-tick outputs, on the device until collect().
+struct tick_outputs {
+  double* increment;
+  double* mean;
+  double* sd;
+  double* ess;
+  double* pit;
+  int* resampled;
+};
+
+struct partial {
+  double w, wx, wxx, below;
+};
+
+__host__ __device__ inline partial operator+(const partial& a, const partial& b) {
+  return {a.w + b.w, a.wx + b.wx, a.wxx + b.wxx, a.below + b.below};
+}
+
+__device__ inline void record_bad(scalars* s, std::uint32_t tick, std::size_t i, double lw) {
+  if (lw != lw || lw == std::numeric_limits<double>::infinity()) {
+    atomicMin(&s->first_bad, (static_cast<unsigned long long>(tick) << 32) | i);
+  }
+}
+
+template <class Model>
+__global__ void __launch_bounds__(threads) initial_weight(Model model, key k, std::size_t n, double y, double* x,
+                                                          double* lw, scalars* s) {
+  const std::size_t i = blockIdx.x * std::size_t{threads} + threadIdx.x;
+  if (i >= n) return;
+  philox_stream rng(k, detail::propagation_index + i, 0);
+  x[i] = model.initial(rng);
+  lw[i] = model.log_likelihood(y, x[i]);
+  record_bad(s, 0, i, lw[i]);
+}
+
+template <class Model>
+__global__ void __launch_bounds__(threads) first_stage(Model model, std::size_t n, double y, const double* x,
+                                                       const double* lw, double* fs, double* v) {
+  const std::size_t i = blockIdx.x * std::size_t{threads} + threadIdx.x;
+  if (i >= n) return;
+  fs[i] = model.log_first_stage(y, x[i]);
+  v[i] = lw[i] + fs[i];
+}
+
+__global__ void decide(scalars* s, double threshold, std::size_t n, bool auxiliary) {
+  const double ess = auxiliary ? s->ess_first_stage : s->ess_after;
+  const bool resample = threshold >= 1.0 || ess < threshold * static_cast<double>(n);
+  s->resample = resample;
+  s->increment_first = auxiliary ? s->lse_first_stage - s->lse_after : 0.0;
+  s->lse_base = resample ? s->lse_equal : (auxiliary ? s->lse_first_stage : s->lse_after);
+}
+
+template <class Model>
+__global__ void __launch_bounds__(threads)
+    gather_propagate(Model model, key k, std::size_t n, std::uint32_t tick, double y, double jitter, bool auxiliary,
+                     const std::int32_t* ancestors, const double* x, const double* lw, const double* fs, double* x_out,
+                     double* lw_out, scalars* s) {
+  const std::size_t j = blockIdx.x * std::size_t{threads} + threadIdx.x;
+  if (j >= n) return;
+  double state, weight;
+  if (s->resample) {
+    const auto a = static_cast<std::size_t>(ancestors[j]);
+    state = x[a];
+    if (jitter > 0.0) {
+      philox_stream rng(k, detail::jitter_index + j, tick);
+      state = resample::detail::fused(jitter, standard_normal(rng), state);
+    }
+    weight = auxiliary ? -fs[a] : 0.0;
+  } else {
+    state = x[j];
+    weight = lw[j];
+  }
+  philox_stream rng(k, detail::propagation_index + j, tick);
+  state = model.propagate(state, rng);
+  weight += model.log_likelihood(y, state);
+  x_out[j] = state;
+  lw_out[j] = weight;
+  record_bad(s, tick, j, weight);
+}
+
+/// Shifted sums (x - c, c = x_0) keep the variance free of cancellation.
+__global__ void __launch_bounds__(threads) summary_partials(std::size_t n, const double* x, const double* lw,
+                                                            const scalars* s, const double* truth, std::uint32_t tick,
+                                                            partial* out) {
+  using reduce = cub::BlockReduce<partial, threads>;
+  __shared__ typename reduce::TempStorage temp;
+  const std::size_t i = blockIdx.x * std::size_t{threads} + threadIdx.x;
+  partial p{0, 0, 0, 0};
+  if (i < n) {
+    const double w = deterministic_exp(lw[i] - s->lse_after);
+    const double d = x[i] - x[0];
+    p = {w, w * d, w * d * d, truth != nullptr && x[i] <= truth[tick] ? w : 0.0};
+  }
+  const partial sum = reduce(temp).Reduce(p, [](const partial& a, const partial& b) { return a + b; });
+  if (threadIdx.x == 0) out[blockIdx.x] = sum;
+}
+
+__global__ void __launch_bounds__(threads) finish_tick(std::size_t blocks, const partial* partials, const double* x,
+                                                       scalars* s, tick_outputs out, std::uint32_t tick, bool first,
+                                                       bool has_truth) {
+  using reduce = cub::BlockReduce<partial, threads>;
+  __shared__ typename reduce::TempStorage temp;
+  partial p{0, 0, 0, 0};
+  for (std::size_t b = threadIdx.x; b < blocks; b += threads) p = p + partials[b];
+  const partial sum = reduce(temp).Reduce(p, [](const partial& a, const partial& b) { return a + b; });
+  if (threadIdx.x != 0) return;
+  const double shift = sum.wx / sum.w;
+  out.mean[tick] = x[0] + shift;
+  out.sd[tick] = std::sqrt(fmax(sum.wxx / sum.w - shift * shift, 0.0));
+  out.pit[tick] = has_truth ? sum.below / sum.w : std::numeric_limits<double>::quiet_NaN();
+  // Summed in the CPU filter's order: first stage, then (after - base).
+  const double increment = (first ? 0.0 : s->increment_first) + (s->lse_after - (first ? s->lse_equal : s->lse_base));
+  out.increment[tick] = increment;
+  out.ess[tick] = s->ess_after;
+  out.resampled[tick] = first ? 0 : s->resample;
+  s->log_likelihood += increment;
+}
+
+unsigned grid_for(std::size_t n) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+template <class X>
+X* device_alloc(std::size_t count) {
+  X* p = nullptr;
+  if (count) cuda::check(cudaMalloc(reinterpret_cast<void**>(&p), count * sizeof(X)), "cudaMalloc (bpf)");
+  return p;
+}
+
+}  // namespace
+
+template <class Model>
+struct cuda_filter<Model>::impl {
+  Model model;
+  filter_options opt;
+  cudaStream_t stream;
+  key k;
+  std::size_t n, blocks;
+  double *x, *lw, *x_next, *lw_next, *fs, *v, *truth = nullptr;
+  std::int32_t* ancestors;
+  partial* partials;
+  scalars* s;
+  void* temp = nullptr;
+  std::size_t temp_bytes = 0;
+  std::size_t ticks = 0, capacity = 0;
+  tick_outputs out{};
+  std::vector<double> truth_host;  // the PIT's true states, kept until enqueued ticks are collected
+
+  impl(const Model& m, const filter_options& o, cudaStream_t st) : model(m), opt(o), stream(st) {
+    detail::check_filter_options(o);
+    if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
+    n = o.particles;
+    blocks = grid_for(n);
+    k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
+    x = device_alloc<double>(n);
+    lw = device_alloc<double>(n);
+    x_next = device_alloc<double>(n);
+    lw_next = device_alloc<double>(n);
+    fs = device_alloc<double>(n);
+    v = device_alloc<double>(n);
+    ancestors = device_alloc<std::int32_t>(n);
+    partials = device_alloc<partial>(blocks);
+    s = device_alloc<scalars>(1);
+    std::size_t bytes = 0;
+    cuda::ancestors<double, std::int32_t>(nullptr, bytes, o.resampler, lw, n, k, 0, ancestors, o.resampling, stream);
+    temp_bytes = bytes;
+    cuda::log_sum_exp<double>(nullptr, bytes, lw, n, nullptr, stream);
+    temp_bytes = std::max(temp_bytes, bytes);
+    cuda::effective_sample_size<double>(nullptr, bytes, lw, n, nullptr, stream);
+    temp_bytes = std::max(temp_bytes, bytes);
+    temp = device_alloc<unsigned char>(temp_bytes);
+    scalars init{};
+    init.first_bad = ~0ull;
+    cuda::check(cudaMemcpyAsync(s, &init, sizeof init, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (bpf)");
+    // log sum exp of N equal weights, once, by the same exact sum as the CPU's.
+    cuda::check(cudaMemsetAsync(lw_next, 0, n * sizeof(double), stream), "cudaMemsetAsync (bpf)");
+    cuda::log_sum_exp<double>(temp, temp_bytes, lw_next, n, &s->lse_equal, stream);
+    cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf setup)");
+  }
+
+  ~impl() {
+    for (void* p : {static_cast<void*>(x), static_cast<void*>(lw), static_cast<void*>(x_next),
+                    static_cast<void*>(lw_next), static_cast<void*>(fs), static_cast<void*>(v),
+                    static_cast<void*>(ancestors), static_cast<void*>(partials), static_cast<void*>(s), temp,
+                    static_cast<void*>(truth), static_cast<void*>(out.increment), static_cast<void*>(out.mean),
+                    static_cast<void*>(out.sd), static_cast<void*>(out.ess), static_cast<void*>(out.pit),
+                    static_cast<void*>(out.resampled)}) {
+      if (p) (void)cudaFree(p);
+    }
+  }
+
+  /// Room for `total` ticks of outputs and true states (grown outside the tick loop: it waits).
+  void reserve(std::size_t total, bool with_truth) {
+    if (with_truth && truth_host.empty()) truth_host.assign(ticks, std::numeric_limits<double>::quiet_NaN());
+    if (!truth_host.empty()) truth_host.resize(total, std::numeric_limits<double>::quiet_NaN());
+    if (total <= capacity && (truth_host.empty() || truth != nullptr)) return;
+    const std::size_t grown = std::max({total, 2 * capacity, std::size_t{64}});
+    cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf)");
+    auto grow = [&](auto*& p) {
+      using X = std::remove_reference_t<decltype(*p)>;
+      X* q = device_alloc<X>(grown);
+      if (p) {
+        cuda::check(cudaMemcpy(q, p, ticks * sizeof(X), cudaMemcpyDeviceToDevice), "cudaMemcpy (bpf)");
+        (void)cudaFree(p);
+      }
+      p = q;
+    };
+    grow(out.increment);
+    grow(out.mean);
+    grow(out.sd);
+    grow(out.ess);
+    grow(out.pit);
+    grow(out.resampled);
+    capacity = grown;
+    if (!truth_host.empty()) {
+      if (truth) (void)cudaFree(truth);
+      truth = device_alloc<double>(capacity);
+    }
+  }
+
+  /// Every tick's true state to the device (NaN where none was given).
+  void upload_truth() {
+    cuda::check(cudaMemcpy(truth, truth_host.data(), truth_host.size() * sizeof(double), cudaMemcpyHostToDevice),
+                "cudaMemcpy (bpf truth)");
+  }
+
+  void tick(double y, std::uint32_t t, bool has_truth) {
+    const unsigned grid = grid_for(n);
+    const bool auxiliary = opt.kind == filter_kind::auxiliary;
+    if (t == 0) {
+      initial_weight<<<grid, threads, 0, stream>>>(model, k, n, y, x, lw, s);
+      cuda::check_launch("bpf initial_weight");
+    } else {
+      const double* weights = lw;
+      if (auxiliary) {
+        first_stage<<<grid, threads, 0, stream>>>(model, n, y, x, lw, fs, v);
+        cuda::check_launch("bpf first_stage");
+        cuda::log_sum_exp<double>(temp, temp_bytes, v, n, &s->lse_first_stage, stream);
+        cuda::effective_sample_size<double>(temp, temp_bytes, v, n, &s->ess_first_stage, stream);
+        weights = v;
+      }
+      cuda::ancestors<double, std::int32_t>(temp, temp_bytes, opt.resampler, weights, n, k, t, ancestors, opt.resampling,
+                                            stream);
+      decide<<<1, 1, 0, stream>>>(s, opt.ess_threshold, n, auxiliary);
+      cuda::check_launch("bpf decide");
+      gather_propagate<<<grid, threads, 0, stream>>>(model, k, n, t, y, opt.jitter, auxiliary, ancestors, x, lw, fs,
+                                                     x_next, lw_next, s);
+      cuda::check_launch("bpf gather_propagate");
+      std::swap(x, x_next);
+      std::swap(lw, lw_next);
+    }
+    cuda::log_sum_exp<double>(temp, temp_bytes, lw, n, &s->lse_after, stream);
+    cuda::effective_sample_size<double>(temp, temp_bytes, lw, n, &s->ess_after, stream);
+    summary_partials<<<grid, threads, 0, stream>>>(n, x, lw, s, has_truth ? truth : nullptr, t, partials);
+    cuda::check_launch("bpf summary_partials");
+    finish_tick<<<1, threads, 0, stream>>>(blocks, partials, x, s, out, t, t == 0, has_truth);
+    cuda::check_launch("bpf finish_tick");
+  }
+};
+
+template <class Model>
+cuda_filter<Model>::cuda_filter(const Model& model, const filter_options& opt, cudaStream_t stream)
+    : impl_(std::make_unique<impl>(model, opt, stream)) {}
+
+template <class Model>
+cuda_filter<Model>::~cuda_filter() = default;
+
+template <class Model>
+void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const double> truth) {
+  impl& m = *impl_;
+  if (!truth.empty() && truth.size() != y.size()) {
+    throw invalid_input("the true states (" + std::to_string(truth.size()) + ") and the observations (" +
+                        std::to_string(y.size()) + ") differ in length");
+  }
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    if (!std::isfinite(y[t])) {
+      throw invalid_input("observation " + std::to_string(m.ticks + t) + " is " +
+                              resample::detail::format_value(y[t]) + " (observations must be finite)",
+                          m.ticks + t);
+    }
+  }
+  if (m.ticks + y.size() > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 ticks");
+  m.reserve(m.ticks + y.size(), !truth.empty());
+  if (!m.truth_host.empty()) {
+    std::copy(truth.begin(), truth.end(), m.truth_host.begin() + static_cast<std::ptrdiff_t>(m.ticks));
+    cuda::check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (bpf truth)");  // earlier ticks read it
+    m.upload_truth();
+  }
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    m.tick(y[t], static_cast<std::uint32_t>(m.ticks), !m.truth_host.empty());
+    ++m.ticks;
+  }
+}
+
+template <class Model>
+filter_run cuda_filter<Model>::collect() {
+  impl& m = *impl_;
+  cuda::check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (bpf collect)");
+  scalars s{};
+  cuda::check(cudaMemcpy(&s, m.s, sizeof s, cudaMemcpyDeviceToHost), "cudaMemcpy (bpf scalars)");
+  if (s.first_bad != ~0ull) {
+    const auto tick = static_cast<std::size_t>(s.first_bad >> 32);
+    const auto i = static_cast<std::size_t>(s.first_bad & 0xffffffffu);
+    throw invalid_input("tick " + std::to_string(tick) + ": the log-weight of particle " + std::to_string(i) +
+                            " is NaN or +inf",
+                        i);
+  }
+  const std::size_t count = m.ticks;
+  std::vector<double> inc(count), mean(count), sd(count), ess(count), pit(count);
+  std::vector<int> resampled(count);
+  auto fetch = [&](auto& to, const auto* from) {
+    if (count) {
+      cuda::check(cudaMemcpy(to.data(), from, count * sizeof(to[0]), cudaMemcpyDeviceToHost), "cudaMemcpy (bpf ticks)");
+    }
+  };
+  fetch(inc, m.out.increment);
+  fetch(mean, m.out.mean);
+  fetch(sd, m.out.sd);
+  fetch(ess, m.out.ess);
+  fetch(pit, m.out.pit);
+  fetch(resampled, m.out.resampled);
+  filter_run r;
+  r.log_likelihood = s.log_likelihood;
+  for (std::size_t t = 0; t < count; ++t) {
+    tick_summary k;
+    k.log_likelihood_increment = inc[t];
+    k.mean = mean[t];
+    k.sd = sd[t];
+    k.ess = ess[t];
+    k.resampled = resampled[t] != 0;
+    k.pit = pit[t];
+    r.ticks.push_back(k);
+  }
+  return r;
+}
+
+template class cuda_filter<sv_model>;
+template class cuda_filter<linear_gaussian_model>;
+
+}  // namespace resample::bpf

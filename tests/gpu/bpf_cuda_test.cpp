@@ -1,0 +1,130 @@
+// The cuda particle filter against the CPU filter (its twin): the same states, weights and
+// resampling decisions, hence the same log-likelihood, ESS and resampled flags bit for bit; the
+// mean, sd and PIT (double sums in another order) equal to rounding.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backend_support.hpp"
+#include "resample/bpf/cuda_filter.hpp"
+#include "resample/bpf/linear_gaussian_model.hpp"
+#include "resample/bpf/simulate.hpp"
+#include "resample/bpf/sv_model.hpp"
+#include "resample/cpu/executor.hpp"
+
+namespace {
+
+using resample::bpf::filter_kind;
+using resample::bpf::filter_options;
+
+struct config {
+  const char* name;
+  bool sv;
+  filter_kind kind;
+  double threshold;
+  resample::scheme scheme;
+  double jitter;
+  std::size_t n;
+};
+
+class CudaFilter : public ::testing::TestWithParam<config> {
+ protected:
+  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
+};
+
+template <class Model>
+void expect_same_filter(const Model& model, const config& c) {
+  const auto data = resample::bpf::simulate(model, 40, 5);
+  filter_options opt;
+  opt.particles = c.n;
+  opt.seed = 0x123456789ull;
+  opt.kind = c.kind;
+  opt.ess_threshold = c.threshold;
+  opt.resampler = c.scheme;
+  opt.jitter = c.jitter;
+  const auto y = std::span<const double>(data.observations);
+  const auto truth = std::span<const double>(data.states);
+  resample::cpu::parallel ex(4, 256);
+  const auto cpu = resample::bpf::run_filter(model, ex, y, opt, truth);
+  const auto gpu = resample::bpf::run_cuda_filter(model, y, opt, truth);
+  ASSERT_EQ(gpu.ticks.size(), y.size());
+  EXPECT_EQ(cpu.log_likelihood, gpu.log_likelihood);
+  std::size_t resampled = 0;
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    const auto &a = cpu.ticks[t], &b = gpu.ticks[t];
+    EXPECT_EQ(a.log_likelihood_increment, b.log_likelihood_increment) << "tick " << t;
+    EXPECT_EQ(a.ess, b.ess) << "tick " << t;
+    EXPECT_EQ(a.resampled, b.resampled) << "tick " << t;
+    EXPECT_NEAR(a.mean, b.mean, 1e-10 * (1 + std::fabs(a.mean))) << "tick " << t;
+    EXPECT_NEAR(a.sd, b.sd, 1e-8 * a.sd) << "tick " << t;
+    EXPECT_NEAR(a.pit, b.pit, 1e-10) << "tick " << t;
+    resampled += b.resampled;
+  }
+  if (c.threshold > 0) {
+    EXPECT_GT(resampled, 0u);
+  }
+}
+
+TEST_P(CudaFilter, SameBitsAsTheCpuFilter) {
+  const config c = GetParam();
+  if (c.sv) {
+    resample::bpf::sv_parameters p;
+    p.mu = -4.5;
+    p.rho = 0.97;
+    p.sigma = 0.3;
+    p.nu_state = 5;
+    p.nu_obs = 5;
+    expect_same_filter(resample::bpf::sv_model(p), c);
+  } else {
+    resample::bpf::linear_gaussian_parameters p;
+    p.rho = 0.9;
+    expect_same_filter(resample::bpf::linear_gaussian_model(p), c);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Filters, CudaFilter,
+    ::testing::Values(
+        config{"sv_bootstrap_ess_systematic", true, filter_kind::bootstrap, 0.5, resample::scheme::systematic, 0, 10007},
+        config{"sv_bootstrap_every_tick_stratified", true, filter_kind::bootstrap, 1.0, resample::scheme::stratified, 0, 4096},
+        config{"sv_auxiliary_ess_jitter", true, filter_kind::auxiliary, 0.5, resample::scheme::systematic, 0.05, 3000},
+        config{"sv_bootstrap_multinomial", true, filter_kind::bootstrap, 0.8, resample::scheme::multinomial, 0, 1000},
+        config{"sv_bootstrap_metropolis", true, filter_kind::bootstrap, 0.8, resample::scheme::metropolis, 0, 1000},
+        config{"lg_bootstrap_residual", false, filter_kind::bootstrap, 0.6, resample::scheme::residual, 0, 5000},
+        config{"lg_auxiliary_every_tick", false, filter_kind::auxiliary, 1.0, resample::scheme::systematic, 0, 70000},
+        config{"lg_one_particle", false, filter_kind::bootstrap, 1.0, resample::scheme::systematic, 0, 1},
+        config{"lg_never_resample", false, filter_kind::bootstrap, 0.0, resample::scheme::systematic, 0, 257}),
+    [](const auto& test) { return std::string(test.param.name); });
+
+TEST(CudaFilterInput, BadObservationsAndOptionsAreRefused) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
+  filter_options opt;
+  opt.particles = 100;
+  const std::vector<double> y = {0.1, NAN, 0.2};
+  EXPECT_THROW(resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt), resample::invalid_input);
+  opt.particles = 0;
+  EXPECT_THROW(resample::bpf::cuda_filter<resample::bpf::sv_model>(model, opt), resample::invalid_input);
+}
+
+// Ticks enqueued in several calls give the same as one call.
+TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
+  const auto data = resample::bpf::simulate(model, 30, 9);
+  filter_options opt;
+  opt.particles = 2000;
+  const auto y = std::span<const double>(data.observations);
+  const auto truth = std::span<const double>(data.states);
+  const auto whole = resample::bpf::run_cuda_filter(model, y, opt, truth);
+  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt);
+  f.enqueue(y.first(7), truth.first(7));
+  f.enqueue(y.subspan(7), truth.subspan(7));
+  const auto pieces = f.collect();
+  ASSERT_EQ(pieces.ticks.size(), 30u);
+  EXPECT_EQ(whole.log_likelihood, pieces.log_likelihood);
+  for (std::size_t t = 0; t < 30; ++t) EXPECT_EQ(whole.ticks[t].pit, pieces.ticks[t].pit) << t;
+}
+
+}  // namespace
