@@ -15,7 +15,7 @@ log="$out/checks.txt"
   nvcc --version | tail -1
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null &&
     cmake --build "$build" -j "$(nproc)" --target resample core_device_test cuda_backend_test cuda_parity_test \
-      cuda_backend_api_test bench_cuda 2>&1 | grep -E 'error|warning' -A3 | head -40
+      cuda_backend_api_test bpf_cuda_test bench_cuda bench_bpf 2>&1 | grep -E 'error|warning' -A3 | head -40
   echo "== ctest -L gpu"
   (cd "$build" && timeout 240 ctest -L gpu -j 4 --output-on-failure 2>&1 |
     grep -E 'tests passed|\*\*\*|FAILED|Failure|Expected|Which is|differs|Total Test' | head -60)
@@ -28,12 +28,13 @@ san="$out/sanitizers.txt"
 tools="memcheck racecheck synccheck"
 [ -n "${QUICK_SANITIZERS:-}" ] && tools="memcheck"  # when device time is short: memcheck of the backend test
 for tool in $tools; do
-  tests="cuda_backend_test cuda_parity_test"
+  tests="cuda_backend_test cuda_parity_test bpf_cuda_test"
   [ "$tool" = memcheck ] && tests="$tests cuda_backend_api_test"
   [ -n "${QUICK_SANITIZERS:-}" ] && tests="cuda_backend_test"
   for t in $tests; do
     f='-*Large*:*Skewed*'
     [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
+    [ "$t" = bpf_cuda_test ] && f='*sv_auxiliary_ess_jitter*:*lg_bootstrap_residual*:*lg_one_particle*:CudaFilterInput.*'
     printf '%-10s %-22s ' "$tool" "$t" >>"$san"
     timeout 70 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" \
       >"$out/san_last.txt" 2>&1
@@ -54,3 +55,11 @@ for s in multinomial multinomial-sorted stratified systematic residual ssp metro
   done
 done >"$out/digests.txt" 2>&1
 echo "default backend: $(echo '1 2 3' | "$build/bin/resample" compare --reps 2 2>/dev/null | grep -i backend | head -1)" >>"$out/digests.txt"
+
+# The particle filter from the command line: the GBP/USD data on cuda and cpu (the same
+# log-likelihood bits), and the cuda run's plot.
+for b in cuda cpu-parallel; do
+  echo "== resample bpf --backend $b"
+  "$build/bin/resample" bpf --data data/gbp_usd_1997_1999_returns.txt --n 65536 --backend "$b" --out "$out/bpf_$b" 2>&1
+done >"$out/bpf_cli.txt"
+cp "$out/bpf_cuda/bpf.svg" "$out/bpf_gbp_usd.svg" 2>/dev/null

@@ -24,6 +24,10 @@
 #include "resample/cpu/executor.hpp"
 #include "sampler.hpp"
 
+#if defined(RESAMPLE_HAVE_CUDA)
+#include "resample/bpf/cuda_filter.hpp"
+#endif
+
 namespace resample::cli {
 namespace {
 
@@ -39,7 +43,7 @@ constexpr flag_spec bpf_flags[] = {
     {"simulate", "T", "instead of --data: simulate T ticks from the model (the true states go to the CSV)"},
     {"n", "N", "particles (default 16384)"},
     seed_flag,
-    {"backend", "NAME", "cpu-parallel (default: exact, threads) or cpu (exact, serial); both give the same bits"},
+    {"backend", "NAME", "cuda (default where a GPU is present), cpu-parallel (default otherwise) or cpu; the same states, weights and likelihood bits on all three"},
     threads_flag,
     {"scheme", "NAME", "resampling scheme (default systematic)"},
     {"ess-threshold", "X", "resample when ESS < X N (default 0.5; 1 = at every tick, 0 = never)"},
@@ -115,10 +119,11 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   const std::uint64_t seed = a.unsigned_integer("seed", 0);
   const series data = load_series(a, model, seed);
   const bpf::filter_options opt = read_filter_options(a, seed);
-  const std::string backend = a.text("backend").value_or("cpu-parallel");
-  if (backend == "cuda") throw usage_error("backend 'cuda' has no particle filter yet (use cpu-parallel or cpu)");
-  if (backend != "cpu" && backend != "cpu-parallel") {
-    throw usage_error("unknown backend '" + backend + "' for bpf (cpu-parallel or cpu)");
+  const std::string backend = a.text("backend").value_or(cuda_usable() ? "cuda" : "cpu-parallel");
+  if (backend == "cuda" && !cuda_built()) throw usage_error("backend 'cuda' is not in this build (no CUDA compiler was found)");
+  if (backend == "cuda" && !cuda_usable()) throw usage_error("backend 'cuda': no usable CUDA device on this machine");
+  if (backend != "cpu" && backend != "cpu-parallel" && backend != "cuda") {
+    throw usage_error("unknown backend '" + backend + "' for bpf (cuda, cpu-parallel or cpu)");
   }
   const unsigned threads = backend == "cpu" ? 1u : read_threads(a);
   const std::filesystem::path out_dir = a.text("out").value_or("bpf_out");
@@ -135,10 +140,27 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   const auto report = [&](std::size_t t) {
     bar.update([&] { return "tick " + std::to_string(t + 1) + "/" + std::to_string(data.y.size()); });
   };
-  const auto start = std::chrono::steady_clock::now();
-  const auto run = pool ? bpf::run_filter(model, *pool, std::span<const double>(data.y), opt, data.truth, report)
-                        : bpf::run_filter(model, cpu::serial{}, std::span<const double>(data.y), opt, data.truth, report);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto y = std::span<const double>(data.y);
+  bpf::filter_run run;
+  double seconds = 0;
+  const auto timed = [&](auto&& work) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  if (backend == "cuda") {
+#if defined(RESAMPLE_HAVE_CUDA)
+    bpf::cuda_filter<Model> filter(model, opt);  // allocation and set-up are not timed
+    timed([&] {
+      filter.enqueue(y, data.truth);
+      run = filter.collect();
+    });
+#endif
+  } else if (pool) {
+    timed([&] { run = bpf::run_filter(model, *pool, y, opt, data.truth, report); });
+  } else {
+    timed([&] { run = bpf::run_filter(model, cpu::serial{}, y, opt, data.truth, report); });
+  }
 
   // The per-tick CSV and the plot.
   const std::filesystem::path csv_path = out_dir / "bpf.csv", svg_path = out_dir / "bpf.svg";

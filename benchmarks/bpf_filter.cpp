@@ -1,0 +1,120 @@
+// The particle filter, per tick: the SV model with Student-t noise (nu = 5 both; mu -4.5, rho 0.97,
+// sigma 0.15, the seed project's base scenario), bootstrap filter, systematic resampling when
+// ESS < N/2, on data simulated from the model.
+//
+//   bpf/cuda/<N>           N = 2^10 .. 2^26; 32 ticks per iteration, timed with CUDA events
+//   bpf/cpu-parallel/<N>   N = 2^10 .. 2^20, all cores; wall time
+//
+// Counters: us_per_tick, particle_ticks_per_s, and for cuda copy_GBps (measured here) and
+// implementation moves, counted from its kernels: see docs/results/bpf.md) and pct_copy_bw_24B,
+// the budget of 24 bytes per particle-tick over the time, as a share of the measured copy
+// bandwidth.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "resample/bpf/particle_filter.hpp"
+#include "resample/bpf/simulate.hpp"
+#include "resample/bpf/sv_model.hpp"
+#include "resample/cpu/executor.hpp"
+
+#if defined(RESAMPLE_BENCH_CUDA)
+#include "cuda_timing.hpp"
+#include "resample/bpf/cuda_filter.hpp"
+#endif
+
+namespace {
+
+constexpr std::size_t ticks_per_iteration = 32;
+
+const resample::bpf::sv_model& model() {
+  static const resample::bpf::sv_model m = [] {
+    resample::bpf::sv_parameters p;
+    p.mu = -4.5;
+    p.rho = 0.97;
+    p.sigma = 0.15;
+    p.nu_state = 5;
+    p.nu_obs = 5;
+    return resample::bpf::sv_model(p);
+  }();
+  return m;
+}
+
+const std::vector<double>& observations() {
+  static const auto y = resample::bpf::simulate(model(), 1 << 16, 3).observations;
+  return y;
+}
+
+resample::bpf::filter_options options(std::size_t n) {
+  resample::bpf::filter_options o;
+  o.particles = n;
+  o.seed = 1;
+  return o;
+}
+
+void set_counters(benchmark::State& state, std::size_t n, double seconds_per_tick) {
+  state.counters["us_per_tick"] = 1e6 * seconds_per_tick;
+  state.counters["particle_ticks_per_s"] = static_cast<double>(n) / seconds_per_tick;
+}
+
+void cpu_parallel(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  static resample::cpu::parallel ex;
+  resample::bpf::particle_filter pf(model(), ex, options(n));
+  const auto& y = observations();
+  std::size_t t = 0;
+  double total = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    pf.step(y[t++ % y.size()]);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.SetIterationTime(s);
+    total += s;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  set_counters(state, n, total / static_cast<double>(state.iterations()));
+  state.counters["threads"] = ex.threads();
+}
+
+#if defined(RESAMPLE_BENCH_CUDA)
+void cuda_filter(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model(), options(n));
+  resample::bench::event_timer timer;
+  const auto& y = observations();
+  std::size_t t = 0;
+  double total = 0;
+  for (auto _ : state) {
+    if (t + ticks_per_iteration > y.size()) t = 0;
+    const double s = timer.seconds(nullptr, [&] { f.enqueue(std::span<const double>(y).subspan(t, ticks_per_iteration)); });
+    t += ticks_per_iteration;
+    state.SetIterationTime(s);
+    total += s;
+  }
+  f.collect();  // throws if anything went wrong on the device
+  const double per_tick = total / static_cast<double>(state.iterations() * ticks_per_iteration);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ticks_per_iteration * n));
+  set_counters(state, n, per_tick);
+  state.counters["copy_GBps"] = resample::bench::copy_bandwidth();
+  state.counters["pct_copy_bw_24B"] = 100.0 * 24.0 * static_cast<double>(n) / per_tick / 1e9 / resample::bench::copy_bandwidth();
+}
+#endif
+
+const int registered = [] {
+  benchmark::RegisterBenchmark("bpf/cpu-parallel", cpu_parallel)->RangeMultiplier(4)->Range(1 << 10, 1 << 20)
+      ->UseManualTime()->Unit(benchmark::kMicrosecond);
+#if defined(RESAMPLE_BENCH_CUDA)
+  benchmark::RegisterBenchmark("bpf/cuda", cuda_filter)->RangeMultiplier(4)->Range(1 << 10, 1 << 26)
+      ->UseManualTime()->Unit(benchmark::kMicrosecond);
+#endif
+  return 0;
+}();
+
+}  // namespace
+
+BENCHMARK_MAIN();

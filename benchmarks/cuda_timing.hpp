@@ -1,0 +1,58 @@
+// CUDA-event timing and the copy-bandwidth yardstick, shared by the GPU benchmark programs.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+
+#include "resample/cuda/error.hpp"
+#include "resample/cuda/host.hpp"
+
+namespace resample::bench {
+
+namespace cuda = resample::cuda;
+
+/// Events around one enqueue: the elapsed device time, launch overhead included.
+class event_timer {
+ public:
+  event_timer() {
+    cuda::check(cudaEventCreate(&start_), "cudaEventCreate");
+    cuda::check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~event_timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  template <class F>
+  double seconds(cudaStream_t stream, F&& enqueue) {
+    cuda::check(cudaEventRecord(start_, stream), "cudaEventRecord");
+    enqueue();
+    cuda::check(cudaEventRecord(stop_, stream), "cudaEventRecord");
+    cuda::check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+
+/// The device's copy bandwidth (read + write bytes per second of a 1 GiB device-to-device copy).
+double copy_bandwidth() {
+  static const double gbps = [] {
+    const std::size_t bytes = std::size_t{1} << 30;
+    cuda::host::device_vector<char> a(bytes), b(bytes);
+    event_timer t;
+    double best = 0;
+    for (int r = 0; r < 10; ++r) {
+      const double s = t.seconds(nullptr, [&] {
+        cuda::check(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+      });
+      best = std::max(best, 2.0 * static_cast<double>(bytes) / s / 1e9);
+    }
+    return best;
+  }();
+  return gbps;
+}
+
+}  // namespace resample::bench
