@@ -8,6 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 build=${BUILD:-build-gpu}
 log="$out/checks.txt"
 {
@@ -17,8 +18,9 @@ log="$out/checks.txt"
     cmake --build "$build" -j "$(nproc)" --target resample core_device_test cuda_backend_test cuda_parity_test \
       cuda_backend_api_test bpf_cuda_test bench_cuda bench_bpf 2>&1 | grep -E 'error|warning' -A3 | head -40
   echo "== ctest -L gpu"
-  (cd "$build" && timeout 240 ctest -L gpu -j 4 --output-on-failure 2>&1 |
-    grep -E 'tests passed|\*\*\*|FAILED|Failure|Expected|Which is|differs|Total Test' | head -60)
+  (cd "$build" && timeout 240 ctest -L gpu -j 4 --output-on-failure >"$out/ctest_gpu.txt" 2>&1)
+  grep -E 'tests passed|\*\*\*|Total Test' "$out/ctest_gpu.txt" | head -40
+  grep -E -A4 'Failure' "$out/ctest_gpu.txt" | head -60
 } >"$log" 2>&1
 
 # Sanitizers on the GPU tests, without the 2^22 / 2^24 and skewed 300000-particle cases (memcheck

@@ -29,11 +29,12 @@ std::size_t enqueue_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n
                               const options& opt, cudaStream_t stream) {
   switch (s) {
     case scheme::systematic:
-    case scheme::stratified: return comb_ancestors(d_temp, s, lw, n, k, step, a, stream);
-    case scheme::multinomial: return multinomial_ancestors(d_temp, false, lw, n, k, step, a, stream);
-    case scheme::multinomial_sorted: return multinomial_ancestors(d_temp, true, lw, n, k, step, a, stream);
-    case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step, a, stream);
-    case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step, a, stream);
+    case scheme::stratified: return comb_ancestors(d_temp, s, lw, n, k, step, a, opt.device_gate, stream);
+    case scheme::multinomial: return multinomial_ancestors(d_temp, false, lw, n, k, step, a, opt.device_gate, stream);
+    case scheme::multinomial_sorted:
+      return multinomial_ancestors(d_temp, true, lw, n, k, step, a, opt.device_gate, stream);
+    case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step, a, opt.device_gate, stream);
+    case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step, a, opt.device_gate, stream);
     case scheme::metropolis:
     case scheme::megopolis:
     case scheme::rejection: return chain_ancestors(d_temp, s, lw, n, k, step, a, opt, stream);
@@ -71,8 +72,8 @@ void enqueue_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
 }
 
 template <class T>
-void enqueue_reduction(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result, bool ess,
-                       cudaStream_t stream) {
+void enqueue_reduction(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, bool lse, bool ess,
+                       double* d_lse, double* d_ess, cudaStream_t stream) {
   check_size<std::uint64_t>(n, n);  // N >= 1 and within the exact CDF (no index type here)
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
@@ -81,9 +82,10 @@ void enqueue_reduction(void* d_temp, std::size_t& temp_bytes, const T* lw, std::
   auto* squares = ess ? c.take<u128>(tiles) : nullptr;
   if (measure_only(d_temp, temp_bytes, c.bytes())) return;
   finish_request req;
-  req.lse = !ess;
+  req.lse = lse;
   req.ess = ess;
-  req.d_result = d_result;
+  req.d_result = lse ? d_lse : d_ess;
+  req.d_ess = lse ? d_ess : nullptr;
   summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, squares, req, stream);
 }
 
@@ -115,13 +117,19 @@ void cumulative_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const
 template <class T>
 void log_sum_exp(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
                  cudaStream_t stream) {
-  detail::enqueue_reduction(d_temp, temp_bytes, lw, n, d_result, false, stream);
+  detail::enqueue_reduction(d_temp, temp_bytes, lw, n, true, false, d_result, nullptr, stream);
 }
 
 template <class T>
 void effective_sample_size(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
                            cudaStream_t stream) {
-  detail::enqueue_reduction(d_temp, temp_bytes, lw, n, d_result, true, stream);
+  detail::enqueue_reduction(d_temp, temp_bytes, lw, n, false, true, nullptr, d_result, stream);
+}
+
+template <class T>
+void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse, double* d_ess,
+                       cudaStream_t stream) {
+  detail::enqueue_reduction(d_temp, temp_bytes, lw, n, true, true, d_lse, d_ess, stream);
 }
 
 device_status check_status(const void* d_temp, cudaStream_t stream) {
@@ -131,7 +139,8 @@ device_status check_status(const void* d_temp, cudaStream_t stream) {
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   const auto index = static_cast<std::size_t>(st.index);
   switch (static_cast<status_code>(st.code)) {
-    case status_code::ok: return st;
+    case status_code::ok:
+    case status_code::skipped: return st;
     case status_code::bad_log_weight: throw_bad_log_weight(st.value, index);
     case status_code::all_weights_zero: throw_all_log_weights_zero();
     case status_code::above_bound: throw_rejection_bound_below(st.bound, st.value, index);
@@ -157,5 +166,7 @@ template void log_sum_exp<float>(void*, std::size_t&, const float*, std::size_t,
 template void log_sum_exp<double>(void*, std::size_t&, const double*, std::size_t, double*, cudaStream_t);
 template void effective_sample_size<float>(void*, std::size_t&, const float*, std::size_t, double*, cudaStream_t);
 template void effective_sample_size<double>(void*, std::size_t&, const double*, std::size_t, double*, cudaStream_t);
+template void weight_statistics<float>(void*, std::size_t&, const float*, std::size_t, double*, double*, cudaStream_t);
+template void weight_statistics<double>(void*, std::size_t&, const double*, std::size_t, double*, double*, cudaStream_t);
 
 }  // namespace resample::cuda

@@ -3,13 +3,14 @@
 // step. A tick t > 0 is, on one stream, with no host wait:
 //
 //   first_stage        (auxiliary only) fs_i = log ghat(y_t | x_i), v_i = lw_i + fs_i; then the
-//                      library's log_sum_exp(v) and effective_sample_size(v) into device scalars
-//   cuda::ancestors    a = the scheme's draw on v (auxiliary) or lw, key (seed), step t
+//                      library's weight_statistics(v) (log-sum-exp and ESS) into device scalars
 //   decide             one thread: resample iff threshold >= 1 or ESS < threshold N; the
 //                      log-sum-exp the increment is measured from
+//   cuda::ancestors    a = the scheme's draw on v (auxiliary) or lw, key (seed), step t, gated by
+//                      the decision (options::device_gate): nothing runs on ticks that keep weights
 //   gather_propagate   x'_j = propagate(x_{a_j} (+ jitter), or x_j if not resampling), lw'_j =
 //                      (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); NaN / +inf log-weights recorded
-//   log_sum_exp, effective_sample_size of lw' (the library's exact sums, the CPU's bits)
+//   weight_statistics  log-sum-exp and ESS of lw' (the library's exact sums, the CPU's bits)
 //   summary_partials   per block: sum w, w (x - c), w (x - c)^2, w 1{x <= truth}, w = exp(lw - LSE)
 //   finish_tick        one block: those sums in block order -> mean, sd, PIT; the increment
 //
@@ -193,7 +194,8 @@ struct cuda_filter<Model>::impl {
   std::size_t temp_bytes = 0;
   std::size_t ticks = 0, capacity = 0;
   tick_outputs out{};
-  std::vector<double> truth_host;  // the PIT's true states, kept until enqueued ticks are collected
+  std::vector<double> truth_host;  // the PIT's true states, every tick so far
+  bool truth_given = false;
 
   impl(const Model& m, const filter_options& o, cudaStream_t st) : model(m), opt(o), stream(st) {
     detail::check_filter_options(o);
@@ -213,9 +215,7 @@ struct cuda_filter<Model>::impl {
     std::size_t bytes = 0;
     cuda::ancestors<double, std::int32_t>(nullptr, bytes, o.resampler, lw, n, k, 0, ancestors, o.resampling, stream);
     temp_bytes = bytes;
-    cuda::log_sum_exp<double>(nullptr, bytes, lw, n, nullptr, stream);
-    temp_bytes = std::max(temp_bytes, bytes);
-    cuda::effective_sample_size<double>(nullptr, bytes, lw, n, nullptr, stream);
+    cuda::weight_statistics<double>(nullptr, bytes, lw, n, nullptr, nullptr, stream);
     temp_bytes = std::max(temp_bytes, bytes);
     temp = device_alloc<unsigned char>(temp_bytes);
     scalars init{};
@@ -238,11 +238,12 @@ struct cuda_filter<Model>::impl {
     }
   }
 
-  /// Room for `total` ticks of outputs and true states (grown outside the tick loop: it waits).
+  /// Room for `total` ticks of outputs and, once any were given, true states (NaN where none was
+  /// given). Grown outside the tick loop: it waits for the stream.
   void reserve(std::size_t total, bool with_truth) {
-    if (with_truth && truth_host.empty()) truth_host.assign(ticks, std::numeric_limits<double>::quiet_NaN());
-    if (!truth_host.empty()) truth_host.resize(total, std::numeric_limits<double>::quiet_NaN());
-    if (total <= capacity && (truth_host.empty() || truth != nullptr)) return;
+    truth_given = truth_given || with_truth;
+    if (truth_given) truth_host.resize(total, std::numeric_limits<double>::quiet_NaN());
+    if (total <= capacity && (!truth_given || truth != nullptr)) return;
     const std::size_t grown = std::max({total, 2 * capacity, std::size_t{64}});
     cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf)");
     auto grow = [&](auto*& p) {
@@ -261,7 +262,7 @@ struct cuda_filter<Model>::impl {
     grow(out.pit);
     grow(out.resampled);
     capacity = grown;
-    if (!truth_host.empty()) {
+    if (truth_given) {
       if (truth) (void)cudaFree(truth);
       truth = device_alloc<double>(capacity);
     }
@@ -284,22 +285,22 @@ struct cuda_filter<Model>::impl {
       if (auxiliary) {
         first_stage<<<grid, threads, 0, stream>>>(model, n, y, x, lw, fs, v);
         cuda::check_launch("bpf first_stage");
-        cuda::log_sum_exp<double>(temp, temp_bytes, v, n, &s->lse_first_stage, stream);
-        cuda::effective_sample_size<double>(temp, temp_bytes, v, n, &s->ess_first_stage, stream);
+        cuda::weight_statistics<double>(temp, temp_bytes, v, n, &s->lse_first_stage, &s->ess_first_stage, stream);
         weights = v;
       }
-      cuda::ancestors<double, std::int32_t>(temp, temp_bytes, opt.resampler, weights, n, k, t, ancestors, opt.resampling,
-                                            stream);
       decide<<<1, 1, 0, stream>>>(s, opt.ess_threshold, n, auxiliary);
       cuda::check_launch("bpf decide");
+      // Drawn only where decide() said so: the gate is the device's decision, read when the call runs.
+      resample::options gated = opt.resampling;
+      gated.device_gate = &s->resample;
+      cuda::ancestors<double, std::int32_t>(temp, temp_bytes, opt.resampler, weights, n, k, t, ancestors, gated, stream);
       gather_propagate<<<grid, threads, 0, stream>>>(model, k, n, t, y, opt.jitter, auxiliary, ancestors, x, lw, fs,
                                                      x_next, lw_next, s);
       cuda::check_launch("bpf gather_propagate");
       std::swap(x, x_next);
       std::swap(lw, lw_next);
     }
-    cuda::log_sum_exp<double>(temp, temp_bytes, lw, n, &s->lse_after, stream);
-    cuda::effective_sample_size<double>(temp, temp_bytes, lw, n, &s->ess_after, stream);
+    cuda::weight_statistics<double>(temp, temp_bytes, lw, n, &s->lse_after, &s->ess_after, stream);
     summary_partials<<<grid, threads, 0, stream>>>(n, x, lw, s, has_truth ? truth : nullptr, t, partials);
     cuda::check_launch("bpf summary_partials");
     finish_tick<<<1, threads, 0, stream>>>(blocks, partials, x, s, out, t, t == 0, has_truth);
@@ -330,13 +331,13 @@ void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const doub
   }
   if (m.ticks + y.size() > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 ticks");
   m.reserve(m.ticks + y.size(), !truth.empty());
-  if (!m.truth_host.empty()) {
+  if (m.truth_given) {
     std::copy(truth.begin(), truth.end(), m.truth_host.begin() + static_cast<std::ptrdiff_t>(m.ticks));
     cuda::check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (bpf truth)");  // earlier ticks read it
     m.upload_truth();
   }
   for (std::size_t t = 0; t < y.size(); ++t) {
-    m.tick(y[t], static_cast<std::uint32_t>(m.ticks), !m.truth_host.empty());
+    m.tick(y[t], static_cast<std::uint32_t>(m.ticks), m.truth_given);
     ++m.ticks;
   }
 }

@@ -61,7 +61,15 @@ constexpr std::size_t small_n = 8192;  // resident (read once) up to small_threa
 
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(small_threads)
-    small_comb_pass(const T* __restrict__ lw, std::size_t n, key k, std::uint32_t step, Index* a, device_status* st) {
+    small_comb_pass(const T* __restrict__ lw, std::size_t n, key k, std::uint32_t step, Index* a, device_status* st,
+                    const int* gate) {
+  if (gate && *gate == 0) {
+    if (threadIdx.x == 0) {
+      *st = device_status{};
+      st->code = static_cast<int>(status_code::skipped);
+    }
+    return;
+  }
   using resampler = block::resampler<T, Index, small_threads, small_items>;
   __shared__ typename resampler::TempStorage tmp;
   resampler r(tmp);
@@ -84,7 +92,7 @@ __global__ void __launch_bounds__(small_threads)
 
 template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
-                           cudaStream_t stream) {
+                           const int* gate, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
@@ -92,14 +100,14 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   if (d_temp == nullptr) return c.bytes();
   if (n <= small_n) {
     if (s == scheme::stratified) {
-      small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st);
+      small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate);
     } else {
-      small_comb_pass<T, Index, false><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st);
+      small_comb_pass<T, Index, false><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate);
     }
     check_launch("small_comb_pass");
     return c.bytes();
   }
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate);
   const std::uint32_t U = philox_stream(k, shared_index, step).next();  // systematic's u, drawn once on the host
   if (s == scheme::stratified) {
     comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
@@ -112,7 +120,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                            \
   template std::size_t comb_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, std::uint32_t, Index*, \
-                                                cudaStream_t);
+                                                const int*, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 

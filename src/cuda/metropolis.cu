@@ -58,7 +58,7 @@ std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, 
     req.steps_given = opt.metropolis_steps.has_value();
     req.fixed_steps = opt.metropolis_steps.value_or(0);
   }
-  summarise(lw, n, bound, st, sums, nullptr, req, stream);
+  summarise(lw, n, bound, st, sums, nullptr, req, stream, opt.device_gate);
   const unsigned grid = grid_for(n);
   switch (s) {
     case scheme::metropolis:

@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(block_threads)
 
 template <class T, class Index>
 std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::size_t n, key k, std::uint32_t step,
-                                  Index* a, cudaStream_t stream) {
+                                  Index* a, const int* gate, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
@@ -66,7 +66,7 @@ std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::s
   const std::size_t scan_bytes = sorted ? counts_scan_bytes(n) : 0;
   void* scan_temp = c.take<char>(scan_bytes);
   if (d_temp == nullptr) return c.bytes();
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate);
   cdf_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, C);
   check_launch("cdf_pass");
   if (sorted) check(cudaMemsetAsync(counts, 0, n * sizeof(std::uint64_t), stream), "cudaMemsetAsync (offspring)");
@@ -78,7 +78,7 @@ std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::s
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                          \
   template std::size_t multinomial_ancestors<T, Index>(void*, bool, const T*, std::size_t, key, std::uint32_t, \
-                                                       Index*, cudaStream_t);
+                                                       Index*, const int*, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 

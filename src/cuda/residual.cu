@@ -77,7 +77,7 @@ __global__ void ssp_pairing_pass(residual_prefix* r, std::size_t n, const device
 
 template <class T, class Index>
 std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t n, key k, std::uint32_t step,
-                               Index* a, cudaStream_t stream) {
+                               Index* a, const int* gate, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
@@ -94,7 +94,7 @@ std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t 
   const std::size_t counts_bytes = counts_scan_bytes(n);
   void* counts_temp = c.take<char>(counts_bytes);
   if (d_temp == nullptr) return c.bytes();
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate);
   split_pass<T><<<grid_for(n), block_threads, 0, stream>>>(lw, n, st, counts, prefix);
   check_launch("split_pass");
   if (ssp) {
@@ -113,7 +113,7 @@ std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t 
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                       \
   template std::size_t residual_ancestors<T, Index>(void*, bool, const T*, std::size_t, key, std::uint32_t, \
-                                                    Index*, cudaStream_t);
+                                                    Index*, const int*, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 

@@ -58,6 +58,7 @@ void expect_same_filter(const Model& model, const config& c) {
     EXPECT_EQ(a.resampled, b.resampled) << "tick " << t;
     EXPECT_NEAR(a.mean, b.mean, 1e-10 * (1 + std::fabs(a.mean))) << "tick " << t;
     EXPECT_NEAR(a.sd, b.sd, 1e-8 * a.sd) << "tick " << t;
+    ASSERT_FALSE(std::isnan(b.pit)) << "tick " << t;  // the true states were given
     EXPECT_NEAR(a.pit, b.pit, 1e-10) << "tick " << t;
     resampled += b.resampled;
   }
@@ -124,7 +125,10 @@ TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
   const auto pieces = f.collect();
   ASSERT_EQ(pieces.ticks.size(), 30u);
   EXPECT_EQ(whole.log_likelihood, pieces.log_likelihood);
-  for (std::size_t t = 0; t < 30; ++t) EXPECT_EQ(whole.ticks[t].pit, pieces.ticks[t].pit) << t;
+  for (std::size_t t = 0; t < 30; ++t) {
+    ASSERT_FALSE(std::isnan(whole.ticks[t].pit)) << t;
+    EXPECT_EQ(whole.ticks[t].pit, pieces.ticks[t].pit) << t;
+  }
 }
 
 }  // namespace

@@ -238,6 +238,61 @@ TEST_F(CudaRawApi, BadInputWritesNothingAndIsReportedByCheck) {
   }
 }
 
+// options::device_gate: a gate reading 0 makes every scheme's call write nothing and report no
+// error (even on bad input, which it does not look at); a gate reading 1 gives the ungated bits.
+// Both the one-block path (N <= 8192) and the multi-pass one.
+TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
+  cuda::host::device_vector<int> gate(1);
+  cuda::workspace ws(stream_);
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{70000}}) {
+    const auto lw = log_weights(n, 1.0, 5);
+    const cuda::host::device_vector<double> d_lw(view(lw));
+    const std::vector<std::int64_t> poison(n, -7);
+    cuda::host::device_vector<std::int64_t> d_a(view(poison));
+    for (const scheme s : production_schemes) {
+      if (s == scheme::ssp && n > 10000) continue;  // sequential pairing: slow, and gated like residual
+      options opt;
+      opt.device_gate = gate.data();
+      const int closed = 0, open = 1;
+      cuda::check(cudaMemcpy(gate.data(), &closed, sizeof closed, cudaMemcpyHostToDevice), "cudaMemcpy");
+      ws.ancestors(s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt);
+      EXPECT_NO_THROW(ws.check()) << name(s);
+      std::vector<std::int64_t> a(n), expected(n);
+      d_a.copy_to(std::span<std::int64_t>(a));
+      EXPECT_EQ(a, poison) << name(s) << " wrote output through a closed gate, N = " << n;
+      cuda::check(cudaMemcpy(gate.data(), &open, sizeof open, cudaMemcpyHostToDevice), "cudaMemcpy");
+      ws.ancestors(s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt);
+      ws.check();
+      d_a.copy_to(std::span<std::int64_t>(a));
+      cpu::ancestors(cpu::serial{}, s, view(lw), key{4, 1}, 2, std::span<std::int64_t>(expected), opt);
+      EXPECT_EQ(a, expected) << name(s) << " through an open gate, N = " << n;
+      cuda::check(cudaMemcpy(d_a.data(), poison.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+  }
+}
+
+// weight_statistics: log-sum-exp and ESS from one pass, the bits of the separate calls and the CPU.
+TEST_F(CudaRawApi, WeightStatisticsEqualTheSeparateCalls) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{5000}, std::size_t{300001}}) {
+    const auto lw = log_weights(n, 3.0, static_cast<unsigned>(n), n > 2);
+    const cuda::host::device_vector<double> d_lw(view(lw));
+    cuda::host::device_vector<double> d_out(2);
+    std::size_t bytes = 0;
+    cuda::weight_statistics<double>(nullptr, bytes, d_lw.data(), n, nullptr, nullptr, stream_);
+    cuda::workspace ws(stream_);
+    ws.reserve(bytes);
+    cuda::weight_statistics<double>(ws.data(), bytes, d_lw.data(), n, d_out.data(), d_out.data() + 1, stream_);
+    ws.check();
+    double got[2];
+    d_out.copy_to(std::span<double>(got));
+    const auto cpu_stats = cpu::weight_statistics(cpu::serial{}, view(lw));
+    EXPECT_EQ(got[0], cpu::log_sum_exp(cpu::serial{}, view(lw))) << "N = " << n;
+    EXPECT_EQ(got[1], cpu::effective_sample_size(cpu::serial{}, view(lw))) << "N = " << n;
+    EXPECT_EQ(got[0], cpu_stats.log_sum_exp) << "N = " << n;
+    EXPECT_EQ(got[1], cpu_stats.ess) << "N = " << n;
+  }
+}
+
 TEST_F(CudaRawApi, CapturedInAGraphAndReplayed) {
   const std::size_t n = 4096;
   const auto lw = log_weights(n, 2.0, 11);

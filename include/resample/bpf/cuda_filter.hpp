@@ -8,8 +8,8 @@
 // It follows the CPU filter step for step with the same Philox counters, the same deterministic
 // densities and the exact resamplers, so the states, log-weights, ancestors, log-likelihood, ESS
 // and resampling decisions are the CPU's bits. Only the mean, sd and PIT are sums of doubles in
-// another order, equal to the CPU's up to rounding. The ESS test is decided on the device: the
-// ancestors are drawn at every tick and used only where the ESS asks for them.
+// another order, equal to the CPU's up to rounding. The ESS test is decided on the device, and the
+// resampler's kernels run gated by that decision (options::device_gate).
 #pragma once
 
 #include <memory>

@@ -128,10 +128,10 @@ class particle_filter {
             spare_[i] = lw_[i] + first_stage_[i];
           }
         });
-        const double lse_v = cpu::log_sum_exp(ex_, std::span<const double>(spare_));
-        out.log_likelihood_increment += lse_v - lse_before;
-        lse_before = lse_v;
-        ess_decider = cpu::effective_sample_size(ex_, std::span<const double>(spare_));
+        const auto v = cpu::weight_statistics(ex_, std::span<const double>(spare_));
+        out.log_likelihood_increment += v.log_sum_exp - lse_before;
+        lse_before = v.log_sum_exp;
+        ess_decider = v.ess;
       }
       if (opt_.ess_threshold >= 1.0 || ess_decider < opt_.ess_threshold * static_cast<double>(n)) {
         resample_on(auxiliary ? spare_ : lw_, t, auxiliary);
@@ -147,9 +147,10 @@ class particle_filter {
       });
     }
     check_weights();
-    lse_after_ = cpu::log_sum_exp(ex_, std::span<const double>(lw_));
+    const auto stats = cpu::weight_statistics(ex_, std::span<const double>(lw_));
+    lse_after_ = stats.log_sum_exp;
     out.log_likelihood_increment += lse_after_ - lse_before;
-    ess_after_ = cpu::effective_sample_size(ex_, std::span<const double>(lw_));
+    ess_after_ = stats.ess;
     out.ess = ess_after_;
     summarise(truth, out);
     log_likelihood_ += out.log_likelihood_increment;

@@ -60,6 +60,16 @@ RESAMPLE_HOST_DEVICE inline u128 quantised_weight(T log_w, T max_log_w, int frac
   return quantise(deterministic_exp_nonpositive(static_cast<double>(log_w) - static_cast<double>(max_log_w)), fraction);
 }
 
+/// log sum_i exp(lw_i) = max + ln(Q 2^-F) from the exact sum Q: ln Q - F ln 2 with ln 2 in two
+/// parts and explicit fmas (F ln 2 left as a product might be fused into the sum by one compiler
+/// and not another). One formula for every backend.
+RESAMPLE_HOST_DEVICE inline double log_sum_exp_of(double max_log_w, u128 total, int fraction) {
+  const double f = -static_cast<double>(fraction);
+  const double log_mean = detail::fused(f, detail::exp_constants::ln2_hi,
+                                        detail::fused(f, detail::exp_constants::ln2_lo, deterministic_log(to_double(total))));
+  return max_log_w + log_mean;
+}
+
 /// The effective sample size (sum w)^2 / sum w^2 from the exact sums Q = sum q_i and
 /// S = sum quantise(w_i^2), both in units of 2^-F: (Q 2^-F)^2 / (S 2^-F) = (Q / S) (Q 2^-F).
 /// One formula for every backend, so the same bits everywhere.

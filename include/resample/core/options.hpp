@@ -54,6 +54,10 @@ struct options {
   double metropolis_eps = 0.01;                  ///< Metropolis and Megopolis: B from the eps rule ...
   std::optional<std::uint64_t> metropolis_steps; ///< ... unless B is given
   std::optional<double> rejection_log_bound;     ///< ln of an upper bound on the weights; default: max
+  /// cuda only (the CPU backends ignore it): a device int read when the call runs; 0 makes the
+  /// call do nothing (no output written, check_status reports no error). For decisions made on
+  /// the device, such as a particle filter's ESS test, without a host wait.
+  const int* device_gate = nullptr;
 };
 
 }  // namespace resample

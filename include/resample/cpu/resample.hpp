@@ -153,12 +153,7 @@ template <class Exec, class T>
 double log_sum_exp(const Exec& ex, std::span<const T> lw) {
   if (lw.empty()) throw invalid_input("no weights: N = 0");
   const auto s = summarise(ex, lw);
-  // ln Q - F ln 2 with ln 2 in two parts and explicit fmas: F ln 2 must not be left as a product
-  // that a compiler may or may not fuse into the sum (that would change bits between builds).
-  const double f = -static_cast<double>(s.fraction);
-  const double log_mean = detail::fused(f, 6.93147180369123816490e-01,
-                                        detail::fused(f, 1.90821492927058770002e-10, deterministic_log(to_double(s.total))));
-  return static_cast<double>(s.max_log_w) + log_mean;
+  return log_sum_exp_of(static_cast<double>(s.max_log_w), s.total, s.fraction);
 }
 
 /// The log-likelihood increment of a particle filter step, log(sum_i w_t^i / sum_i w_{t-1}^i):
@@ -171,10 +166,15 @@ double log_likelihood_increment(const Exec& ex, std::span<const T> lw_t, std::sp
   return log_sum_exp(ex, lw_t) - log_sum_exp(ex, lw_prev);
 }
 
-/// Effective sample size (sum w)^2 / sum w^2, with both sums exact in fixed point (w^2 is the
-/// correctly rounded square of w, quantised like w), so the same bits on every backend.
+/// log sum exp and the effective sample size of the same log-weights, from one summary: what a
+/// particle filter needs at every tick. The bits of log_sum_exp and effective_sample_size.
+struct weight_stats {
+  double log_sum_exp;
+  double ess;
+};
+
 template <class Exec, class T>
-double effective_sample_size(const Exec& ex, std::span<const T> lw) {
+weight_stats weight_statistics(const Exec& ex, std::span<const T> lw) {
   if (lw.empty()) throw invalid_input("no weights: N = 0");
   const auto s = summarise(ex, lw);
   std::vector<u128> block_sum(ex.blocks(lw.size()), 0);
@@ -188,7 +188,15 @@ double effective_sample_size(const Exec& ex, std::span<const T> lw) {
   });
   u128 squares = 0;
   for (const u128 x : block_sum) squares += x;
-  return effective_sample_size_of(s.total, squares, s.fraction);
+  return {log_sum_exp_of(static_cast<double>(s.max_log_w), s.total, s.fraction),
+          effective_sample_size_of(s.total, squares, s.fraction)};
+}
+
+/// Effective sample size (sum w)^2 / sum w^2, with both sums exact in fixed point (w^2 is the
+/// correctly rounded square of w, quantised like w), so the same bits on every backend.
+template <class Exec, class T>
+double effective_sample_size(const Exec& ex, std::span<const T> lw) {
+  return weight_statistics(ex, lw).ess;
 }
 
 /// Many independent systems in one call: system b has the log-weights lw[offsets[b] .. offsets[b+1])

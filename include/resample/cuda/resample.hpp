@@ -75,6 +75,11 @@ template <class T>
 void effective_sample_size(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
                            cudaStream_t stream = nullptr);
 
+/// Both of the above from one pass of the exact sums (a particle filter's tick needs both), into
+/// *d_lse and *d_ess (device memory; either may be null); check_status(...).result is the LSE.
+template <class T>
+void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse, double* d_ess,
+                       cudaStream_t stream = nullptr);
 /// Many systems in one call: system b holds lw[offsets[b], offsets[b+1]) (offsets in device memory,
 /// `systems + 1` of them, offsets[0] = 0, offsets[systems] = n) and gets its ancestors, local to
 /// the system, at the same positions of a, drawn as a call of its own with key {seed, stream + b}.

@@ -24,6 +24,7 @@ enum class status_code : int {
   cumulative_end,        ///< the last cumulative offspring is not N; integer
   batch_offsets,         ///< batched: offsets do not run from 0 to N
   batch_system_empty,    ///< batched: system `index` is empty
+  skipped,               ///< options::device_gate was 0: the call did nothing (not an error)
 };
 
 /// The verdict and the exact sums of one call (temp storage offset 0). Plain data: host and device.

@@ -107,6 +107,7 @@ __device__ inline void flag_first(unsigned long long* slot, std::size_t i) { ato
 template <class T>
 __global__ void __launch_bounds__(block_threads)
     max_pass(const T* __restrict__ lw, std::size_t n, double bound, device_status* st) {
+  if (st->code != 0) return;  // a closed gate (open_call)
   using reduce = cub::BlockReduce<unsigned long long, block_threads>;
   __shared__ typename reduce::TempStorage tmp;
   constexpr T inf = std::numeric_limits<T>::infinity();
@@ -175,6 +176,7 @@ struct finish_request {
   bool lse = false;                       ///< log-sum-exp into result
   bool ess = false;                       ///< ESS into result (needs squares)
   double* d_result = nullptr;             ///< where to copy the result too
+  double* d_ess = nullptr;                ///< with lse and ess both: where the ESS goes
 };
 
 template <class T>
@@ -186,7 +188,9 @@ __global__ void __launch_bounds__(finish_threads)
   __shared__ int verdict;
   if (threadIdx.x == 0) {
     int code = static_cast<int>(status_code::ok);
-    if (st->first_bad != 0) {
+    if (st->code == static_cast<int>(status_code::skipped)) {
+      code = st->code;
+    } else if (st->first_bad != 0) {
       code = static_cast<int>(status_code::bad_log_weight);
       st->index = ~st->first_bad;
       st->value = static_cast<double>(lw[st->index]);
@@ -235,29 +239,40 @@ __global__ void __launch_bounds__(finish_threads)
     if (req.metropolis) {
       st->steps = req.steps_given ? req.fixed_steps : metropolis_steps_from_sum(carry, n, fraction, req.eps);
     }
-    if (req.lse) {
-      // As resample::cpu::log_sum_exp: ln Q - F ln 2 with ln 2 in two parts and explicit fmas.
-      const double f = -static_cast<double>(fraction);
-      const double log_mean = resample::detail::fused(
-          f, 6.93147180369123816490e-01,
-          resample::detail::fused(f, 1.90821492927058770002e-10, deterministic_log(to_double(carry))));
-      st->result = st->max_log_w + log_mean;
-    }
+    if (req.lse) st->result = log_sum_exp_of(st->max_log_w, carry, fraction);
     if (req.ess) {
-      st->result = effective_sample_size_of(carry, sq, fraction);
+      const double ess = effective_sample_size_of(carry, sq, fraction);
+      if (req.lse) {
+        if (req.d_ess) *req.d_ess = ess;
+      } else {
+        st->result = ess;
+      }
     }
     if (req.d_result) *req.d_result = st->result;
   }
+}
+
+/// A call's opening under a device gate (options::device_gate): the status zeroed, and marked
+/// `skipped` when the gate reads 0, which every later kernel of the call obeys.
+template <class = void>  // a template, so that every file including this header may instantiate it
+__global__ void open_call(device_status* st, const int* gate) {
+  *st = device_status{};
+  if (*gate == 0) st->code = static_cast<int>(status_code::skipped);
 }
 
 /// Enqueues max_pass, tile_pass and finish_pass: after them, status holds the verdict, Q and F,
 /// and `sums[t]` the C before tile t. `squares` (tile count entries, or null) for the ESS.
 template <class T>
 void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128* sums, u128* squares,
-               const finish_request& req, cudaStream_t stream) {
+               const finish_request& req, cudaStream_t stream, const int* gate = nullptr) {
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
-  check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
+  if (gate) {
+    open_call<><<<1, 1, 0, stream>>>(st, gate);
+    check_launch("open_call");
+  } else {
+    check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
+  }
   const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles, 2048));
   max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
   check_launch("max_pass");
