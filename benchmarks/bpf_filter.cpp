@@ -10,6 +10,7 @@
 // the budget of 24 bytes per particle-tick over the time, as a share of the measured copy
 // bandwidth.
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -64,7 +65,7 @@ void set_counters(benchmark::State& state, std::size_t n, double seconds_per_tic
 
 void cpu_parallel(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  static resample::cpu::parallel ex;
+  static resample::cpu::parallel ex(std::max(1u, std::thread::hardware_concurrency()), 1024);  // as resample bpf
   resample::bpf::particle_filter pf(model(), ex, options(n));
   const auto& y = observations();
   std::size_t t = 0;

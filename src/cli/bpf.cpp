@@ -135,7 +135,9 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   if (ec) throw usage_error("cannot create '" + out_dir.string() + "': " + ec.message());
 
   std::unique_ptr<cpu::parallel> pool;
-  if (backend == "cpu-parallel") pool = std::make_unique<cpu::parallel>(threads);
+  // Particles cost ~0.2 us each per tick (several exp/log), so blocks far smaller than the
+  // resamplers' default pay for their hand-off.
+  if (backend == "cpu-parallel") pool = std::make_unique<cpu::parallel>(threads, 1024);
   progress_line bar("bpf");
   const auto report = [&](std::size_t t) {
     bar.update([&] { return "tick " + std::to_string(t + 1) + "/" + std::to_string(data.y.size()); });

@@ -200,15 +200,25 @@ class particle_filter {
   /// the first such particle, never resampled silently. (The filter cannot go on after it.)
   void check_weights() const {
     const std::size_t n = opt_.particles;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (lw_[i] != lw_[i] || lw_[i] == std::numeric_limits<double>::infinity()) {
-        throw invalid_input("tick " + std::to_string(tick_) + ": the log-weight of particle " + std::to_string(i) + " is " +
-                                resample::detail::format_value(lw_[i]) + " (state " +
-                                resample::detail::format_value(x_[i]) + ")",
-                            i);
+    std::vector<std::size_t> first_bad(ex_.blocks(n), n);
+    std::vector<char> any_alive(ex_.blocks(n), 0);
+    ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
+      for (std::size_t i = begin; i < end; ++i) {
+        if (lw_[i] != lw_[i] || lw_[i] == std::numeric_limits<double>::infinity()) {
+          first_bad[b] = i;
+          return;
+        }
+        any_alive[b] = any_alive[b] || lw_[i] != -std::numeric_limits<double>::infinity();
       }
+    });
+    const std::size_t i = *std::min_element(first_bad.begin(), first_bad.end());
+    if (i < n) {
+      throw invalid_input("tick " + std::to_string(tick_) + ": the log-weight of particle " + std::to_string(i) + " is " +
+                              resample::detail::format_value(lw_[i]) + " (state " +
+                              resample::detail::format_value(x_[i]) + ")",
+                          i);
     }
-    if (std::all_of(lw_.begin(), lw_.end(), [](double v) { return v == -std::numeric_limits<double>::infinity(); })) {
+    if (std::none_of(any_alive.begin(), any_alive.end(), [](char alive) { return alive != 0; })) {
       throw invalid_input("tick " + std::to_string(tick_) + ": every particle has zero weight");
     }
   }

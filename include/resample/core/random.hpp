@@ -69,27 +69,29 @@ RESAMPLE_HOST_DEVICE inline u128 uniform_below(philox_stream& s, u128 n) {
 }
 
 /// A standard normal variate, by Marsaglia's polar method (rejection: about 1.27 tries of 4 words).
+/// The loop only finds the accepted pair; the log and the square root follow it, once, so that on
+/// a GPU the lanes of a warp that accept at different tries still do the costly part together.
 RESAMPLE_HOST_DEVICE inline double standard_normal(philox_stream& s) {
-  for (;;) {
-    const double u = 2.0 * uniform_open_53(s.next64()) - 1.0;  // exact: (-1, 1)
-    const double v = 2.0 * uniform_open_53(s.next64()) - 1.0;
-    const double r2 = detail::fused(u, u, v * v);
-    if (r2 < 1.0 && r2 > 0.0) return u * std::sqrt(-2.0 * deterministic_log(r2) / r2);
-  }
+  double u, v, r2;
+  do {
+    u = 2.0 * uniform_open_53(s.next64()) - 1.0;  // exact: (-1, 1)
+    v = 2.0 * uniform_open_53(s.next64()) - 1.0;
+    r2 = detail::fused(u, u, v * v);
+  } while (!(r2 < 1.0 && r2 > 0.0));
+  return u * std::sqrt(-2.0 * deterministic_log(r2) / r2);
 }
 
 /// A standard Student-t variate with nu > 0 degrees of freedom, by Bailey's polar method (1994):
-/// t = u sqrt(nu (w^(-2/nu) - 1) / w), w = u^2 + v^2 < 1.
+/// t = u sqrt(nu (w^(-2/nu) - 1) / w), w = u^2 + v^2 < 1 (the costly part after the loop, as above).
 RESAMPLE_HOST_DEVICE inline double student_t(philox_stream& s, double nu) {
-  for (;;) {
-    const double u = 2.0 * uniform_open_53(s.next64()) - 1.0;
-    const double v = 2.0 * uniform_open_53(s.next64()) - 1.0;
-    const double w = detail::fused(u, u, v * v);
-    if (w < 1.0 && w > 0.0) {
-      const double c = deterministic_exp(-2.0 / nu * deterministic_log(w)) - 1.0;
-      return u * std::sqrt(nu * c / w);
-    }
-  }
+  double u, v, w;
+  do {
+    u = 2.0 * uniform_open_53(s.next64()) - 1.0;
+    v = 2.0 * uniform_open_53(s.next64()) - 1.0;
+    w = detail::fused(u, u, v * v);
+  } while (!(w < 1.0 && w > 0.0));
+  const double c = deterministic_exp(-2.0 / nu * deterministic_log(w)) - 1.0;
+  return u * std::sqrt(nu * c / w);
 }
 
 }  // namespace resample
