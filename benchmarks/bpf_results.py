@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""bench_bpf's JSON to the table and plot of docs/results/bpf.md.
+
+usage: benchmarks/bpf_results.py --bench bench_bpf.json --out-dir DIR
+writes DIR/bpf_table.md and DIR/bpf_time_vs_n.png (matplotlib) or .svg (by hand, without it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def nfmt(n: int) -> str:
+    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else f"{n:,}"
+
+
+def rows(path: str) -> dict[str, dict[int, dict]]:
+    with open(path) as f:
+        data = json.load(f)
+    out: dict[str, dict[int, dict]] = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        parts = b["name"].split("/")  # bpf/<backend>/<N>/manual_time
+        backend, n = parts[1], int(parts[2])
+        out.setdefault(backend, {})[n] = {
+            "us_per_tick": b["us_per_tick"],
+            "pticks": b["particle_ticks_per_s"],
+            "pct24": b.get("pct_copy_bw_24B"),
+            "copy": b.get("copy_GBps"),
+        }
+    return out
+
+
+def table(r: dict[str, dict[int, dict]]) -> str:
+    ns = sorted({n for v in r.values() for n in v})
+    lines = ["| N | cuda us/tick | cuda particle-ticks/s | cuda % of copy BW at 24 B | cpu-parallel us/tick | cpu-parallel particle-ticks/s |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for n in ns:
+        c = r.get("cuda", {}).get(n)
+        p = r.get("cpu-parallel", {}).get(n)
+        cell = lambda d, k, f: f(d[k]) if d and d.get(k) is not None else "–"
+        lines.append(f"| {nfmt(n)} | {cell(c, 'us_per_tick', lambda x: f'{x:,.1f}')} | "
+                     f"{cell(c, 'pticks', lambda x: f'{x / 1e9:.2f} G')} | {cell(c, 'pct24', lambda x: f'{x:.1f}%')} | "
+                     f"{cell(p, 'us_per_tick', lambda x: f'{x:,.1f}')} | {cell(p, 'pticks', lambda x: f'{x / 1e6:.1f} M')} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(r: dict[str, dict[int, dict]], out_dir: str) -> str:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for backend, style in (("cuda", "o-"), ("cpu-parallel", "s--")):
+        pts = sorted(r.get(backend, {}).items())
+        if pts:
+            ax.loglog([n for n, _ in pts], [d["us_per_tick"] for _, d in pts], style, base=2, label=backend)
+    copy = next((d["copy"] for d in r.get("cuda", {}).values() if d.get("copy")), None)
+    if copy:
+        ns = sorted(r["cuda"])
+        ax.loglog(ns, [24 * n / (copy * 1e3) for n in ns], ":", base=2, color="grey",
+                  label="24 B per particle at the copy bandwidth")
+    ax.set_xlabel("particles N")
+    ax.set_ylabel("us per tick")
+    ax.set_title("SV filter (Student-t noise), one tick")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    path = os.path.join(out_dir, "bpf_time_vs_n.png")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--out-dir", required=True)
+    a = ap.parse_args()
+    r = rows(a.bench)
+    os.makedirs(a.out_dir, exist_ok=True)
+    with open(os.path.join(a.out_dir, "bpf_table.md"), "w") as f:
+        f.write(table(r))
+    print(table(r), end="")
+    p = plot(r, a.out_dir)
+    if p:
+        print("plot:", p)
+
+
+if __name__ == "__main__":
+    main()
