@@ -35,6 +35,7 @@ namespace resample::bpf {
 namespace {
 
 constexpr int threads = 256;
+constexpr std::size_t summary_blocks = 1056;  // 8 per SM on an H100; a fixed grid keeps the sums' order fixed
 
 /// The filter's device scalars.
 struct scalars {
@@ -130,18 +131,23 @@ __global__ void __launch_bounds__(threads)
   record_bad(s, tick, j, weight);
 }
 
-/// Shifted sums (x - c, c = x_0) keep the variance free of cancellation.
+/// Shifted sums (x - c, c = x_0) keep the variance free of cancellation. Grid-stride over a fixed
+/// grid (summary_blocks), so finish_tick adds few partials, in block order.
 __global__ void __launch_bounds__(threads) summary_partials(std::size_t n, const double* x, const double* lw,
                                                             const scalars* s, const double* truth, std::uint32_t tick,
                                                             partial* out) {
   using reduce = cub::BlockReduce<partial, threads>;
   __shared__ typename reduce::TempStorage temp;
-  const std::size_t i = blockIdx.x * std::size_t{threads} + threadIdx.x;
+  const double lse = s->lse_after, shift = x[0];
+  const double below = truth != nullptr ? truth[tick] : std::numeric_limits<double>::quiet_NaN();
   partial p{0, 0, 0, 0};
-  if (i < n) {
-    const double w = deterministic_exp(lw[i] - s->lse_after);
-    const double d = x[i] - x[0];
-    p = {w, w * d, w * d * d, truth != nullptr && x[i] <= truth[tick] ? w : 0.0};
+  for (std::size_t i = blockIdx.x * std::size_t{threads} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * threads) {
+    const double w = deterministic_exp(lw[i] - lse);
+    const double d = x[i] - shift;
+    p.w += w;
+    p.wx = resample::detail::fused(w, d, p.wx);
+    p.wxx = resample::detail::fused(w * d, d, p.wxx);
+    if (x[i] <= below) p.below += w;
   }
   const partial sum = reduce(temp).Reduce(p, [](const partial& a, const partial& b) { return a + b; });
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
@@ -201,7 +207,7 @@ struct cuda_filter<Model>::impl {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
     n = o.particles;
-    blocks = grid_for(n);
+    blocks = std::min<std::size_t>(grid_for(n), summary_blocks);
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
     x = device_alloc<double>(n);
     lw = device_alloc<double>(n);
@@ -301,7 +307,8 @@ struct cuda_filter<Model>::impl {
       std::swap(lw, lw_next);
     }
     cuda::weight_statistics<double>(temp, temp_bytes, lw, n, &s->lse_after, &s->ess_after, stream);
-    summary_partials<<<grid, threads, 0, stream>>>(n, x, lw, s, has_truth ? truth : nullptr, t, partials);
+    summary_partials<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(n, x, lw, s, has_truth ? truth : nullptr, t,
+                                                                          partials);
     cuda::check_launch("bpf summary_partials");
     finish_tick<<<1, threads, 0, stream>>>(blocks, partials, x, s, out, t, t == 0, has_truth);
     cuda::check_launch("bpf finish_tick");
