@@ -60,12 +60,14 @@ def plot(r: dict[str, dict[int, dict]], out_dir: str) -> str:
     for backend, style in (("cuda", "o-"), ("cpu-parallel", "s--")):
         pts = sorted(r.get(backend, {}).items())
         if pts:
-            ax.loglog([n for n, _ in pts], [d["us_per_tick"] for _, d in pts], style, base=2, label=backend)
+            ax.plot([n for n, _ in pts], [d["us_per_tick"] for _, d in pts], style, label=backend)
     copy = next((d["copy"] for d in r.get("cuda", {}).values() if d.get("copy")), None)
     if copy:
         ns = sorted(r["cuda"])
-        ax.loglog(ns, [24 * n / (copy * 1e3) for n in ns], ":", base=2, color="grey",
-                  label="24 B per particle at the copy bandwidth")
+        ax.plot(ns, [24 * n / (copy * 1e3) for n in ns], ":", color="grey",
+                label="24 B per particle at the copy bandwidth")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
     ax.set_xlabel("particles N")
     ax.set_ylabel("us per tick")
     ax.set_title("SV filter (Student-t noise), one tick")
