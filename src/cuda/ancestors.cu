@@ -110,6 +110,8 @@ void offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std
 template <class T, class Index>
 void cumulative_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
                           std::uint32_t step, Index* O, const options& opt, cudaStream_t stream) {
+  // Its last step, CUB's in-place scan, cannot be gated: it would sum whatever O held.
+  if (opt.device_gate) throw invalid_input("options::device_gate is not supported by cumulative_offspring");
   // The counts go to O first and are summed in place.
   detail::enqueue_offspring<T, Index>(d_temp, temp_bytes, s, lw, n, k, step, O, O, opt, stream);
 }

@@ -21,6 +21,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cub/block/block_reduce.cuh>
@@ -49,6 +50,7 @@ struct scalars {
   double log_likelihood;
   int resample;
   unsigned long long first_bad;  ///< (tick << 32 | particle) of the first NaN / +inf log-weight, or ~0
+  unsigned failed_tick;          ///< the first tick whose weights the exact sums refused (all zero), or ~0
 };
 
 /// Per-tick outputs, on the device until collect().
@@ -95,9 +97,14 @@ __global__ void __launch_bounds__(threads) first_stage(Model model, std::size_t 
   v[i] = lw[i] + fs[i];
 }
 
-__global__ void decide(scalars* s, double threshold, std::size_t n, bool auxiliary) {
+/// `st`: the status of the last weight_statistics call (the first stage's, for the auxiliary
+/// filter). After a failed tick nothing is resampled: the ancestors would not have been drawn.
+__global__ void decide(scalars* s, const cuda::device_status* st, std::uint32_t tick, double threshold, std::size_t n,
+                       bool auxiliary) {
+  if (auxiliary && st->code != 0) s->failed_tick = min(s->failed_tick, tick);
   const double ess = auxiliary ? s->ess_first_stage : s->ess_after;
-  const bool resample = threshold >= 1.0 || ess < threshold * static_cast<double>(n);
+  const bool resample =
+      s->failed_tick == ~0u && (threshold >= 1.0 || ess < threshold * static_cast<double>(n));
   s->resample = resample;
   s->increment_first = auxiliary ? s->lse_first_stage - s->lse_after : 0.0;
   s->lse_base = resample ? s->lse_equal : (auxiliary ? s->lse_first_stage : s->lse_after);
@@ -153,15 +160,18 @@ __global__ void __launch_bounds__(threads) summary_partials(std::size_t n, const
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
+/// `st`: the status of this tick's weight_statistics; a refusal (every weight zero) is recorded.
 __global__ void __launch_bounds__(threads) finish_tick(std::size_t blocks, const partial* partials, const double* x,
-                                                       scalars* s, tick_outputs out, std::uint32_t tick, bool first,
-                                                       bool has_truth) {
+                                                       const double* truth, const cuda::device_status* st, scalars* s,
+                                                       tick_outputs out, std::uint32_t tick, bool first) {
   using reduce = cub::BlockReduce<partial, threads>;
   __shared__ typename reduce::TempStorage temp;
   partial p{0, 0, 0, 0};
   for (std::size_t b = threadIdx.x; b < blocks; b += threads) p = p + partials[b];
   const partial sum = reduce(temp).Reduce(p, [](const partial& a, const partial& b) { return a + b; });
   if (threadIdx.x != 0) return;
+  if (st->code != 0) s->failed_tick = min(s->failed_tick, tick);
+  const bool has_truth = truth != nullptr && truth[tick] == truth[tick];
   const double shift = sum.wx / sum.w;
   out.mean[tick] = x[0] + shift;
   out.sd[tick] = std::sqrt(fmax(sum.wxx / sum.w - shift * shift, 0.0));
@@ -176,12 +186,27 @@ __global__ void __launch_bounds__(threads) finish_tick(std::size_t blocks, const
 
 unsigned grid_for(std::size_t n) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
+/// A device array, freed with its owner (so a constructor that throws half-way leaks nothing).
 template <class X>
-X* device_alloc(std::size_t count) {
-  X* p = nullptr;
-  if (count) cuda::check(cudaMalloc(reinterpret_cast<void**>(&p), count * sizeof(X)), "cudaMalloc (bpf)");
-  return p;
-}
+class device_array {
+ public:
+  device_array() = default;
+  explicit device_array(std::size_t count) {
+    if (count) cuda::check(cudaMalloc(reinterpret_cast<void**>(&p_), count * sizeof(X)), "cudaMalloc (bpf)");
+  }
+  device_array(device_array&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  device_array& operator=(device_array&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~device_array() {
+    if (p_) (void)cudaFree(p_);
+  }
+  [[nodiscard]] X* get() const { return p_; }
+
+ private:
+  X* p_ = nullptr;
+};
 
 }  // namespace
 
@@ -191,17 +216,21 @@ struct cuda_filter<Model>::impl {
   filter_options opt;
   cudaStream_t stream;
   key k;
-  std::size_t n, blocks;
-  double *x, *lw, *x_next, *lw_next, *fs, *v, *truth = nullptr;
-  std::int32_t* ancestors;
-  partial* partials;
-  scalars* s;
-  void* temp = nullptr;
+  std::size_t n = 0, blocks = 0;
   std::size_t temp_bytes = 0;
   std::size_t ticks = 0, capacity = 0;
-  tick_outputs out{};
-  std::vector<double> truth_host;  // the PIT's true states, every tick so far
   bool truth_given = false;
+  device_array<double> x_a, lw_a, x_next_a, lw_next_a, fs_a, v_a, truth_a;
+  device_array<std::int32_t> ancestors_a;
+  device_array<partial> partials_a;
+  device_array<scalars> s_a;
+  device_array<unsigned char> temp_a;
+  device_array<double> increment_a, mean_a, sd_a, ess_a, pit_a;
+  device_array<int> resampled_a;
+  // Raw views of the arrays above; x / lw and x_next / lw_next swap every tick.
+  double *x = nullptr, *lw = nullptr, *x_next = nullptr, *lw_next = nullptr;
+  scalars* s = nullptr;
+  void* temp = nullptr;
 
   impl(const Model& m, const filter_options& o, cudaStream_t st) : model(m), opt(o), stream(st) {
     detail::check_filter_options(o);
@@ -209,75 +238,69 @@ struct cuda_filter<Model>::impl {
     n = o.particles;
     blocks = std::min<std::size_t>(grid_for(n), summary_blocks);
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
-    x = device_alloc<double>(n);
-    lw = device_alloc<double>(n);
-    x_next = device_alloc<double>(n);
-    lw_next = device_alloc<double>(n);
-    fs = device_alloc<double>(n);
-    v = device_alloc<double>(n);
-    ancestors = device_alloc<std::int32_t>(n);
-    partials = device_alloc<partial>(blocks);
-    s = device_alloc<scalars>(1);
+    // Sizes first: a bad scheme option throws here, before anything is allocated.
     std::size_t bytes = 0;
-    cuda::ancestors<double, std::int32_t>(nullptr, bytes, o.resampler, lw, n, k, 0, ancestors, o.resampling, stream);
+    cuda::ancestors<double, std::int32_t>(nullptr, bytes, o.resampler, nullptr, n, k, 0, nullptr, o.resampling, stream);
     temp_bytes = bytes;
-    cuda::weight_statistics<double>(nullptr, bytes, lw, n, nullptr, nullptr, stream);
+    cuda::weight_statistics<double>(nullptr, bytes, nullptr, n, nullptr, nullptr, stream);
     temp_bytes = std::max(temp_bytes, bytes);
-    temp = device_alloc<unsigned char>(temp_bytes);
+    x_a = device_array<double>(n);
+    lw_a = device_array<double>(n);
+    x_next_a = device_array<double>(n);
+    lw_next_a = device_array<double>(n);
+    fs_a = device_array<double>(n);
+    v_a = device_array<double>(n);
+    ancestors_a = device_array<std::int32_t>(n);
+    partials_a = device_array<partial>(blocks);
+    s_a = device_array<scalars>(1);
+    temp_a = device_array<unsigned char>(temp_bytes);
+    x = x_a.get();
+    lw = lw_a.get();
+    x_next = x_next_a.get();
+    lw_next = lw_next_a.get();
+    s = s_a.get();
+    temp = temp_a.get();
     scalars init{};
     init.first_bad = ~0ull;
+    init.failed_tick = ~0u;
     cuda::check(cudaMemcpyAsync(s, &init, sizeof init, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (bpf)");
+    cuda::check(cudaMemsetAsync(ancestors_a.get(), 0, n * sizeof(std::int32_t), stream), "cudaMemsetAsync (bpf)");
     // log sum exp of N equal weights, once, by the same exact sum as the CPU's.
     cuda::check(cudaMemsetAsync(lw_next, 0, n * sizeof(double), stream), "cudaMemsetAsync (bpf)");
     cuda::log_sum_exp<double>(temp, temp_bytes, lw_next, n, &s->lse_equal, stream);
     cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf setup)");
   }
 
-  ~impl() {
-    for (void* p : {static_cast<void*>(x), static_cast<void*>(lw), static_cast<void*>(x_next),
-                    static_cast<void*>(lw_next), static_cast<void*>(fs), static_cast<void*>(v),
-                    static_cast<void*>(ancestors), static_cast<void*>(partials), static_cast<void*>(s), temp,
-                    static_cast<void*>(truth), static_cast<void*>(out.increment), static_cast<void*>(out.mean),
-                    static_cast<void*>(out.sd), static_cast<void*>(out.ess), static_cast<void*>(out.pit),
-                    static_cast<void*>(out.resampled)}) {
-      if (p) (void)cudaFree(p);
-    }
+  [[nodiscard]] tick_outputs outputs() const {
+    return {increment_a.get(), mean_a.get(), sd_a.get(), ess_a.get(), pit_a.get(), resampled_a.get()};
   }
 
-  /// Room for `total` ticks of outputs and, once any were given, true states (NaN where none was
-  /// given). Grown outside the tick loop: it waits for the stream.
+  /// Room for `total` ticks of outputs and, once any were given, of true states. Grown outside the
+  /// tick loop: it waits for the stream (the ticks before have read their true states by then).
   void reserve(std::size_t total, bool with_truth) {
+    const bool new_truth = with_truth && !truth_given;
     truth_given = truth_given || with_truth;
-    if (truth_given) truth_host.resize(total, std::numeric_limits<double>::quiet_NaN());
-    if (total <= capacity && (!truth_given || truth != nullptr)) return;
+    if (total <= capacity && !new_truth) return;
     const std::size_t grown = std::max({total, 2 * capacity, std::size_t{64}});
     cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf)");
-    auto grow = [&](auto*& p) {
-      using X = std::remove_reference_t<decltype(*p)>;
-      X* q = device_alloc<X>(grown);
-      if (p) {
-        cuda::check(cudaMemcpy(q, p, ticks * sizeof(X), cudaMemcpyDeviceToDevice), "cudaMemcpy (bpf)");
-        (void)cudaFree(p);
+    auto grow = [&](auto& array) {
+      using X = std::remove_pointer_t<decltype(array.get())>;
+      device_array<X> bigger(grown);
+      if (array.get() && ticks) {
+        cuda::check(cudaMemcpy(bigger.get(), array.get(), ticks * sizeof(X), cudaMemcpyDeviceToDevice), "cudaMemcpy (bpf)");
       }
-      p = q;
+      array = std::move(bigger);
     };
-    grow(out.increment);
-    grow(out.mean);
-    grow(out.sd);
-    grow(out.ess);
-    grow(out.pit);
-    grow(out.resampled);
-    capacity = grown;
-    if (truth_given) {
-      if (truth) (void)cudaFree(truth);
-      truth = device_alloc<double>(capacity);
+    if (total > capacity) {
+      grow(increment_a);
+      grow(mean_a);
+      grow(sd_a);
+      grow(ess_a);
+      grow(pit_a);
+      grow(resampled_a);
     }
-  }
-
-  /// Every tick's true state to the device (NaN where none was given).
-  void upload_truth() {
-    cuda::check(cudaMemcpy(truth, truth_host.data(), truth_host.size() * sizeof(double), cudaMemcpyHostToDevice),
-                "cudaMemcpy (bpf truth)");
+    capacity = std::max(capacity, grown);
+    if (truth_given) truth_a = device_array<double>(capacity);  // only ticks to come read it
   }
 
   void tick(double y, std::uint32_t t, bool has_truth) {
@@ -289,28 +312,30 @@ struct cuda_filter<Model>::impl {
     } else {
       const double* weights = lw;
       if (auxiliary) {
-        first_stage<<<grid, threads, 0, stream>>>(model, n, y, x, lw, fs, v);
+        first_stage<<<grid, threads, 0, stream>>>(model, n, y, x, lw, fs_a.get(), v_a.get());
         cuda::check_launch("bpf first_stage");
-        cuda::weight_statistics<double>(temp, temp_bytes, v, n, &s->lse_first_stage, &s->ess_first_stage, stream);
-        weights = v;
+        cuda::weight_statistics<double>(temp, temp_bytes, v_a.get(), n, &s->lse_first_stage, &s->ess_first_stage, stream);
+        weights = v_a.get();
       }
-      decide<<<1, 1, 0, stream>>>(s, opt.ess_threshold, n, auxiliary);
+      decide<<<1, 1, 0, stream>>>(s, static_cast<const cuda::device_status*>(temp), t, opt.ess_threshold, n, auxiliary);
       cuda::check_launch("bpf decide");
       // Drawn only where decide() said so: the gate is the device's decision, read when the call runs.
       resample::options gated = opt.resampling;
       gated.device_gate = &s->resample;
-      cuda::ancestors<double, std::int32_t>(temp, temp_bytes, opt.resampler, weights, n, k, t, ancestors, gated, stream);
-      gather_propagate<<<grid, threads, 0, stream>>>(model, k, n, t, y, opt.jitter, auxiliary, ancestors, x, lw, fs,
-                                                     x_next, lw_next, s);
+      cuda::ancestors<double, std::int32_t>(temp, temp_bytes, opt.resampler, weights, n, k, t, ancestors_a.get(), gated,
+                                            stream);
+      gather_propagate<<<grid, threads, 0, stream>>>(model, k, n, t, y, opt.jitter, auxiliary, ancestors_a.get(), x, lw,
+                                                     fs_a.get(), x_next, lw_next, s);
       cuda::check_launch("bpf gather_propagate");
       std::swap(x, x_next);
       std::swap(lw, lw_next);
     }
     cuda::weight_statistics<double>(temp, temp_bytes, lw, n, &s->lse_after, &s->ess_after, stream);
-    summary_partials<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(n, x, lw, s, has_truth ? truth : nullptr, t,
-                                                                          partials);
+    const double* truth = has_truth ? truth_a.get() : nullptr;
+    summary_partials<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(n, x, lw, s, truth, t, partials_a.get());
     cuda::check_launch("bpf summary_partials");
-    finish_tick<<<1, threads, 0, stream>>>(blocks, partials, x, s, out, t, t == 0, has_truth);
+    finish_tick<<<1, threads, 0, stream>>>(blocks, partials_a.get(), x, truth, static_cast<const cuda::device_status*>(temp),
+                                           s, outputs(), t, t == 0);
     cuda::check_launch("bpf finish_tick");
   }
 };
@@ -339,9 +364,13 @@ void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const doub
   if (m.ticks + y.size() > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 ticks");
   m.reserve(m.ticks + y.size(), !truth.empty());
   if (m.truth_given) {
-    std::copy(truth.begin(), truth.end(), m.truth_host.begin() + static_cast<std::ptrdiff_t>(m.ticks));
-    cuda::check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (bpf truth)");  // earlier ticks read it
-    m.upload_truth();
+    // This call's true states (NaN where none are given), in stream order. A pageable source is
+    // staged before cudaMemcpyAsync returns, so `slice` may go out of scope.
+    std::vector<double> slice(y.size(), std::numeric_limits<double>::quiet_NaN());
+    std::copy(truth.begin(), truth.end(), slice.begin());
+    cuda::check(cudaMemcpyAsync(m.truth_a.get() + m.ticks, slice.data(), slice.size() * sizeof(double),
+                                cudaMemcpyHostToDevice, m.stream),
+                "cudaMemcpyAsync (bpf truth)");
   }
   for (std::size_t t = 0; t < y.size(); ++t) {
     m.tick(y[t], static_cast<std::uint32_t>(m.ticks), m.truth_given);
@@ -355,12 +384,15 @@ filter_run cuda_filter<Model>::collect() {
   cuda::check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (bpf collect)");
   scalars s{};
   cuda::check(cudaMemcpy(&s, m.s, sizeof s, cudaMemcpyDeviceToHost), "cudaMemcpy (bpf scalars)");
-  if (s.first_bad != ~0ull) {
+  if (s.first_bad != ~0ull && (s.first_bad >> 32) <= s.failed_tick) {
     const auto tick = static_cast<std::size_t>(s.first_bad >> 32);
     const auto i = static_cast<std::size_t>(s.first_bad & 0xffffffffu);
     throw invalid_input("tick " + std::to_string(tick) + ": the log-weight of particle " + std::to_string(i) +
                             " is NaN or +inf",
                         i);
+  }
+  if (s.failed_tick != ~0u) {
+    throw invalid_input("tick " + std::to_string(s.failed_tick) + ": every particle has zero weight");
   }
   const std::size_t count = m.ticks;
   std::vector<double> inc(count), mean(count), sd(count), ess(count), pit(count);
@@ -370,12 +402,13 @@ filter_run cuda_filter<Model>::collect() {
       cuda::check(cudaMemcpy(to.data(), from, count * sizeof(to[0]), cudaMemcpyDeviceToHost), "cudaMemcpy (bpf ticks)");
     }
   };
-  fetch(inc, m.out.increment);
-  fetch(mean, m.out.mean);
-  fetch(sd, m.out.sd);
-  fetch(ess, m.out.ess);
-  fetch(pit, m.out.pit);
-  fetch(resampled, m.out.resampled);
+  const tick_outputs out = m.outputs();
+  fetch(inc, out.increment);
+  fetch(mean, out.mean);
+  fetch(sd, out.sd);
+  fetch(ess, out.ess);
+  fetch(pit, out.pit);
+  fetch(resampled, out.resampled);
   filter_run r;
   r.log_likelihood = s.log_likelihood;
   for (std::size_t t = 0; t < count; ++t) {

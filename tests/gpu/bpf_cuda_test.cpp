@@ -2,6 +2,7 @@
 // resampling decisions, hence the same log-likelihood, ESS and resampled flags bit for bit; the
 // mean, sd and PIT (double sums in another order) equal to rounding.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -109,7 +110,32 @@ TEST(CudaFilterInput, BadObservationsAndOptionsAreRefused) {
   EXPECT_THROW(resample::bpf::cuda_filter<resample::bpf::sv_model>(model, opt), resample::invalid_input);
 }
 
-// Ticks enqueued in several calls give the same as one call.
+// Weights that are all zero (y so large that every particle's density underflows) are refused with
+// the CPU filter's message, not resampled from undrawn ancestors.
+TEST(CudaFilterInput, AllZeroWeightsAreRefusedLikeOnTheCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
+  filter_options opt;
+  opt.particles = 500;
+  const std::vector<double> y = {0.1, 1e160, 0.2};
+  resample::cpu::serial ex;
+  std::string cpu_message, gpu_message;
+  try {
+    resample::bpf::run_filter(model, ex, std::span<const double>(y), opt);
+  } catch (const resample::invalid_input& e) {
+    cpu_message = e.what();
+  }
+  try {
+    resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt);
+  } catch (const resample::invalid_input& e) {
+    gpu_message = e.what();
+  }
+  EXPECT_EQ(cpu_message, "tick 1: every particle has zero weight");
+  EXPECT_EQ(gpu_message, cpu_message);
+}
+
+// Ticks enqueued in several calls give the same as one call; ticks enqueued without true states
+// have a NaN PIT even after others had them.
 TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
@@ -124,6 +150,13 @@ TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
   f.enqueue(y.subspan(7), truth.subspan(7));
   const auto pieces = f.collect();
   ASSERT_EQ(pieces.ticks.size(), 30u);
+  resample::bpf::cuda_filter<resample::bpf::sv_model> g(model, opt);
+  g.enqueue(y.first(10), truth.first(10));
+  g.enqueue(y.subspan(10));
+  const auto partial_truth = g.collect();
+  EXPECT_FALSE(std::isnan(partial_truth.ticks[9].pit));
+  EXPECT_TRUE(std::isnan(partial_truth.ticks[10].pit));
+  EXPECT_EQ(partial_truth.log_likelihood, whole.log_likelihood);
   EXPECT_EQ(whole.log_likelihood, pieces.log_likelihood);
   for (std::size_t t = 0; t < 30; ++t) {
     ASSERT_FALSE(std::isnan(whole.ticks[t].pit)) << t;

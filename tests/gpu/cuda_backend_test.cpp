@@ -239,8 +239,8 @@ TEST_F(CudaRawApi, BadInputWritesNothingAndIsReportedByCheck) {
 }
 
 // options::device_gate: a gate reading 0 makes every scheme's call write nothing and report no
-// error (even on bad input, which it does not look at); a gate reading 1 gives the ungated bits.
-// Both the one-block path (N <= 8192) and the multi-pass one.
+// error; a gate reading 1 gives the ungated bits. Both the one-block path (N <= 8192) and the
+// multi-pass one; ancestors and offspring (which honour it), cumulative and batched (which refuse it).
 TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
   cuda::host::device_vector<int> gate(1);
   cuda::workspace ws(stream_);
@@ -267,6 +267,21 @@ TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
       cpu::ancestors(cpu::serial{}, s, view(lw), key{4, 1}, 2, std::span<std::int64_t>(expected), opt);
       EXPECT_EQ(a, expected) << name(s) << " through an open gate, N = " << n;
       cuda::check(cudaMemcpy(d_a.data(), poison.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice), "cudaMemcpy");
+      // The offspring form through a closed gate: untouched too.
+      cuda::check(cudaMemcpy(gate.data(), &closed, sizeof closed, cudaMemcpyHostToDevice), "cudaMemcpy");
+      std::size_t need = 0;
+      cuda::offspring<double, std::int64_t>(nullptr, need, s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt, stream_);
+      ws.reserve(need);
+      cuda::offspring<double, std::int64_t>(ws.data(), need, s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt, stream_);
+      EXPECT_NO_THROW(ws.check()) << name(s);
+      d_a.copy_to(std::span<std::int64_t>(a));
+      EXPECT_EQ(a, poison) << name(s) << " offspring written through a closed gate, N = " << n;
+      std::size_t cumulative = 0;
+      const auto refused = [&] {
+        cuda::cumulative_offspring<double, std::int64_t>(nullptr, cumulative, s, d_lw.data(), n, key{}, 0, d_a.data(),
+                                                         opt, stream_);
+      };
+      EXPECT_THROW(refused(), invalid_input);
     }
   }
 }

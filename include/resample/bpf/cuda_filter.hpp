@@ -48,6 +48,7 @@ class cuda_filter {
 template <class Model>
 filter_run run_cuda_filter(const Model& model, std::span<const double> y, const filter_options& opt,
                            std::span<const double> truth = {}, cudaStream_t stream = nullptr) {
+  if (y.empty()) throw invalid_input("no observations: T = 0");
   cuda_filter<Model> f(model, opt, stream);
   f.enqueue(y, truth);
   return f.collect();

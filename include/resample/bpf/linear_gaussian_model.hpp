@@ -52,7 +52,7 @@ class linear_gaussian_model {
   /// The exact predictive density p(y_t | x_{t-1}) = N(y; rho x, sigma^2 + tau^2): with it the
   /// auxiliary filter's first stage is fully adapted in the weights.
   RESAMPLE_HOST_DEVICE double log_first_stage(double y, double x_prev) const {
-    const double d = y - predicted_mean(x_prev);
+    const double d = resample::detail::fused(-p_.rho, x_prev, y);  // y - rho x, one rounding on every backend
     return resample::detail::fused(-0.5 * d, d * inv_predictive_var_, predictive_log_norm_);
   }
 

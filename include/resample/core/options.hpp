@@ -56,7 +56,8 @@ struct options {
   std::optional<double> rejection_log_bound;     ///< ln of an upper bound on the weights; default: max
   /// cuda only (the CPU backends ignore it): a device int read when the call runs; 0 makes the
   /// call do nothing (no output written, check_status reports no error). For decisions made on
-  /// the device, such as a particle filter's ESS test, without a host wait.
+  /// the device, such as a particle filter's ESS test, without a host wait. Honoured by ancestors
+  /// and offspring; cumulative_offspring and ancestors_batched refuse it (invalid_input).
   const int* device_gate = nullptr;
 };
 
