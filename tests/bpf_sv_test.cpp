@@ -12,8 +12,11 @@
 #include <numeric>
 #include <vector>
 
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/normal_distribution.hpp>
 #include <gtest/gtest.h>
 
+#include "resample/bpf/calibration.hpp"
 #include "resample/bpf/particle_filter.hpp"
 #include "resample/bpf/simulate.hpp"
 #include "resample/bpf/sv_model.hpp"
@@ -55,35 +58,29 @@ resample::bpf::filter_options options(std::size_t n, std::uint64_t seed) {
   return o;
 }
 
-/// Integrated autocorrelation time 1 + 2 sum_k rho_k, summed over Geyer's initial positive
-/// sequence of pairs (rho_{2m} + rho_{2m+1} > 0).
-double autocorrelation_time(const std::vector<double>& x) {
-  const std::size_t n = x.size();
-  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n);
-  auto autocov = [&](std::size_t lag) {
-    double s = 0;
-    for (std::size_t t = 0; t + lag < n; ++t) s += (x[t] - mean) * (x[t + lag] - mean);
-    return s / static_cast<double>(n);
-  };
-  const double var = autocov(0);
-  double tau = -1.0;  // -rho_0, since the pairs below count rho_0 twice
-  for (std::size_t m = 0; 2 * m + 1 < n / 2; ++m) {
-    const double pair = (autocov(2 * m) + autocov(2 * m + 1)) / var;
-    if (pair <= 0) break;
-    tau += 2.0 * pair;
-  }
-  return std::max(tau, 1.0);
-}
+using resample::bpf::autocorrelation_time;
+using resample::bpf::ks_distance;
 
-/// sup_u |F_n(u) - u| of the sample.
-double ks_statistic(std::vector<double> u) {
-  std::sort(u.begin(), u.end());
-  const double n = static_cast<double>(u.size());
-  double d = 0;
-  for (std::size_t i = 0; i < u.size(); ++i) {
-    d = std::max({d, static_cast<double>(i + 1) / n - u[i], u[i] - static_cast<double>(i) / n});
+// The two statistics the calibration test stands on, on inputs with known answers.
+TEST(Calibration, KsDistanceAndAutocorrelationTime) {
+  EXPECT_DOUBLE_EQ(ks_distance({0.5}), 0.5);
+  std::vector<double> grid;
+  for (int i = 0; i < 100; ++i) grid.push_back((i + 0.5) / 100.0);
+  EXPECT_NEAR(ks_distance(grid), 0.005, 1e-12);
+  EXPECT_NEAR(ks_distance(std::vector<double>(10, 0.0)), 1.0, 1e-12);
+  // AR(1) with coefficient phi: tau = (1 + phi) / (1 - phi); 19 for phi = 0.9, 1 for iid. The
+  // estimate's sd over 200000 points is a few percent of tau.
+  boost::random::mt19937 g(5);
+  boost::random::normal_distribution<double> z;
+  std::vector<double> iid, ar;
+  double x = 0;
+  for (int t = 0; t < 200000; ++t) {
+    iid.push_back(z(g));
+    x = 0.9 * x + z(g);
+    ar.push_back(x);
   }
-  return d;
+  EXPECT_NEAR(autocorrelation_time(iid), 1.0, 0.1);
+  EXPECT_NEAR(autocorrelation_time(ar), 19.0, 2.0);
 }
 
 class SvCalibration : public ::testing::TestWithParam<scenario> {};
@@ -103,7 +100,7 @@ TEST_P(SvCalibration, PitIsUniformAndIntervalsCover) {
   // KS: sqrt(n_eff) D against the Kolmogorov law's 0.1% point, 1.949.
   const double tau = autocorrelation_time(pit);
   const double n_eff = static_cast<double>(ticks) / tau;
-  const double d = ks_statistic(pit);
+  const double d = ks_distance(pit);
   EXPECT_LT(d * std::sqrt(n_eff), 1.949) << "D " << d << ", tau " << tau;
   // Coverage of the central 90% interval: binomial sd with the indicator's own n_eff, 4 sd.
   const double coverage = std::accumulate(inside.begin(), inside.end(), 0.0) / static_cast<double>(ticks);

@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "plot_svg.hpp"
+#include "resample/bpf/calibration.hpp"
 #include "resample/bpf/kalman.hpp"
 #include "resample/bpf/linear_gaussian_model.hpp"
 #include "resample/bpf/observations.hpp"
@@ -101,17 +102,6 @@ std::string format_number(double x, int digits = 6) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", digits, x);
   return text;
-}
-
-/// The statistic sup |F_n(u) - u| of the PITs.
-double ks_distance(std::vector<double> u) {
-  std::sort(u.begin(), u.end());
-  const double n = static_cast<double>(u.size());
-  double d = 0;
-  for (std::size_t i = 0; i < u.size(); ++i) {
-    d = std::max({d, static_cast<double>(i + 1) / n - u[i], u[i] - static_cast<double>(i) / n});
-  }
-  return d;
 }
 
 template <class Model>
@@ -231,7 +221,7 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
     }
     s << "rmse_state: " << format_number(std::sqrt(se / ticks)) << '\n';
     s << "coverage_90: " << format_number(inside / ticks, 4) << '\n';
-    s << "pit_ks_distance: " << format_number(ks_distance(pit), 4) << '\n';
+    s << "pit_ks_distance: " << format_number(bpf::ks_distance(pit), 4) << '\n';
   }
   s << "us_per_tick: " << format_number(1e6 * seconds / ticks, 1) << '\n';
   s << "particle_ticks_per_s: " << format_number(static_cast<double>(opt.particles) * ticks / seconds, 0) << '\n';
