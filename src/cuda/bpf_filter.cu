@@ -11,11 +11,13 @@
 //   gather_propagate   x'_j = propagate(x_{a_j} (+ jitter), or x_j if not resampling), lw'_j =
 //                      (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); NaN / +inf log-weights recorded
 //   weight_statistics  log-sum-exp and ESS of lw' (the library's exact sums, the CPU's bits)
-//   summary_partials   per block: sum w, w (x - c), w (x - c)^2, w 1{x <= truth}, w = exp(lw - LSE)
-//   finish_tick        one block: those sums in block order -> mean, sd, PIT; the increment
+//   summary_partials   sum w, w (x - c), w (x - c)^2, w 1{x <= truth}, w = exp(lw - LSE), per
+//                      block of a fixed grid (grid-stride)
+//   finish_tick        one block: those sums in block order -> mean, sd, PIT; the increment; a
+//                      tick whose weights the exact sums refused (all zero) is recorded
 //
-// Each particle kernel is one thread per particle, 256 per block; the Philox counters are the CPU
-// filter's (particle_filter.hpp), so the draws are the same.
+// The other particle kernels are one thread per particle, 256 per block. The Philox counters are
+// the CPU filter's (particle_filter.hpp), so the draws are the same.
 #include <algorithm>
 #include <cmath>
 #include <limits>
