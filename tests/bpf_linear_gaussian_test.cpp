@@ -54,6 +54,16 @@ TEST(Kalman, TwoObservationsAreTheBivariateNormalDensity) {
   EXPECT_NEAR(kalman_filter(model, y).mean[1], m, 1e-12);
 }
 
+// The filter's log sum exp of N equal weights, derived without a pass, is the exact sum's bits.
+TEST(FilterLikelihood, LogSumExpOfEqualWeightsIsTheExactSum) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{1000}, std::size_t{65537}}) {
+    const std::vector<double> zeros(n, 0.0);
+    EXPECT_EQ(resample::bpf::detail::log_sum_exp_of_equal(n),
+              resample::cpu::log_sum_exp(resample::cpu::serial{}, std::span<const double>(zeros)))
+        << "N = " << n;
+  }
+}
+
 struct config {
   const char* name;
   filter_kind kind;

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -76,6 +77,39 @@ inline constexpr std::uint64_t jitter_index = std::uint64_t{2} << 32;
 /// any executor.
 inline constexpr std::size_t chunk = 4096;
 
+/// log sum exp of N equal log-weights (log N) by the exact sum every backend uses: each weight
+/// quantises to exactly 2^F, so Q = N 2^F and the result is log_sum_exp's bits without a pass.
+inline double log_sum_exp_of_equal(std::size_t n) {
+  const int fraction = fraction_bits(n);
+  return log_sum_exp_of(0.0, static_cast<u128>(n) << fraction, fraction);
+}
+
+/// Observations y (ticks first_tick, first_tick + 1, ...) must be finite; `truth` empty or as long.
+inline void check_observations(std::span<const double> y, std::span<const double> truth, std::size_t first_tick) {
+  if (!truth.empty() && truth.size() != y.size()) {
+    throw invalid_input("the true states (" + std::to_string(truth.size()) + ") and the observations (" +
+                        std::to_string(y.size()) + ") differ in length");
+  }
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    if (!std::isfinite(y[t])) {
+      throw invalid_input("observation " + std::to_string(first_tick + t) + " is " +
+                              resample::detail::format_value(y[t]) + " (observations must be finite)",
+                          first_tick + t);
+    }
+  }
+}
+
+/// The filter's refusal of a tick's log-weights: NaN or +inf at particle `index` (with its state),
+/// or, without an index, every weight zero. The same words on every backend.
+[[noreturn]] inline void throw_bad_tick(std::size_t tick, std::optional<std::size_t> index, double log_weight,
+                                        double state) {
+  if (!index) throw invalid_input("tick " + std::to_string(tick) + ": every particle has zero weight");
+  throw invalid_input("tick " + std::to_string(tick) + ": the log-weight of particle " + std::to_string(*index) + " is " +
+                          resample::detail::format_value(log_weight) + " (state " +
+                          resample::detail::format_value(state) + ")",
+                      *index);
+}
+
 inline void check_filter_options(const filter_options& o) {
   if (o.particles == 0) throw invalid_input("the filter needs at least one particle (N = 0)");
   if (o.particles > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 particles");
@@ -95,21 +129,18 @@ class particle_filter {
   particle_filter(const Model& model, const Exec& ex, const filter_options& opt)
       : model_(model), ex_(ex), opt_((detail::check_filter_options(opt), opt)),
         key_{static_cast<std::uint32_t>(opt.seed), static_cast<std::uint32_t>(opt.seed >> 32)},
-        x_(opt.particles), lw_(opt.particles, 0.0), spare_(opt.particles), first_stage_(opt.particles),
-        ancestors_(opt.particles) {}
+        x_(opt.particles), lw_(opt.particles, 0.0), spare_(opt.particles),
+        first_stage_(opt.kind == filter_kind::auxiliary ? opt.particles : 0), ancestors_(opt.particles),
+        lse_equal_(detail::log_sum_exp_of_equal(opt.particles)) {}
 
   /// Assimilates observation y_t (t = the number of earlier calls); `truth`, if not NaN, is the true
   /// state, for the PIT. Throws invalid_input, before changing anything, for a non-finite y.
   tick_summary step(double y, double truth = std::numeric_limits<double>::quiet_NaN()) {
-    if (!std::isfinite(y)) {
-      throw invalid_input("observation " + std::to_string(tick_) + " is " + resample::detail::format_value(y) +
-                              " (observations must be finite)",
-                          tick_);
-    }
+    detail::check_observations(std::span<const double>(&y, 1), {}, tick_);
     const auto t = static_cast<std::uint32_t>(tick_);
     const std::size_t n = opt_.particles;
     tick_summary out;
-    double lse_before = tick_ == 0 ? log_sum_exp_of_equal() : lse_after_;
+    double lse_before = tick_ == 0 ? lse_equal_ : lse_after_;
     if (tick_ == 0) {
       ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
         for (std::size_t i = begin; i < end; ++i) {
@@ -128,14 +159,14 @@ class particle_filter {
             spare_[i] = lw_[i] + first_stage_[i];
           }
         });
-        const auto v = cpu::weight_statistics(ex_, std::span<const double>(spare_));
+        const auto v = weight_statistics_of(spare_);
         out.log_likelihood_increment += v.log_sum_exp - lse_before;
         lse_before = v.log_sum_exp;
         ess_decider = v.ess;
       }
       if (opt_.ess_threshold >= 1.0 || ess_decider < opt_.ess_threshold * static_cast<double>(n)) {
         resample_on(auxiliary ? spare_ : lw_, t, auxiliary);
-        lse_before = log_sum_exp_of_equal();
+        lse_before = lse_equal_;
         out.resampled = true;
       }
       ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
@@ -146,8 +177,7 @@ class particle_filter {
         }
       });
     }
-    check_weights();
-    const auto stats = cpu::weight_statistics(ex_, std::span<const double>(lw_));
+    const auto stats = weight_statistics_of(lw_);
     lse_after_ = stats.log_sum_exp;
     out.log_likelihood_increment += lse_after_ - lse_before;
     ess_after_ = stats.ess;
@@ -165,13 +195,15 @@ class particle_filter {
   [[nodiscard]] const filter_options& options() const { return opt_; }
 
  private:
-  /// log sum exp of N equal log-weights (log N), by the same exact sum as every other.
-  double log_sum_exp_of_equal() {
-    if (lse_equal_ != lse_equal_) {
-      std::fill(spare_.begin(), spare_.end(), 0.0);
-      lse_equal_ = cpu::log_sum_exp(ex_, std::span<const double>(spare_));
+  /// log-sum-exp and ESS of w; the exact sums' refusal (NaN, +inf, every weight zero) becomes the
+  /// filter's, naming the tick, the particle and its state. (The filter cannot go on after it.)
+  cpu::weight_stats weight_statistics_of(const std::vector<double>& w) const {
+    try {
+      return cpu::weight_statistics(ex_, std::span<const double>(w));
+    } catch (const invalid_input& e) {  // N is within the exact sums' range, so these are the only refusals
+      const auto i = e.index();
+      detail::throw_bad_tick(tick_, i, i ? w[*i] : 0.0, i ? x_[*i] : 0.0);
     }
-    return lse_equal_;
   }
 
   /// Ancestors from `weights`, then x and lw gathered: lw = 0, or for the auxiliary filter minus the
@@ -196,82 +228,40 @@ class particle_filter {
     });
   }
 
-  /// A density that is NaN or +inf somewhere, or zero everywhere, is an error naming the tick and
-  /// the first such particle, never resampled silently. (The filter cannot go on after it.)
-  void check_weights() const {
-    const std::size_t n = opt_.particles;
-    std::vector<std::size_t> first_bad(ex_.blocks(n), n);
-    std::vector<char> any_alive(ex_.blocks(n), 0);
-    ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t b) {
-      for (std::size_t i = begin; i < end; ++i) {
-        if (lw_[i] != lw_[i] || lw_[i] == std::numeric_limits<double>::infinity()) {
-          first_bad[b] = i;
-          return;
-        }
-        any_alive[b] = any_alive[b] || lw_[i] != -std::numeric_limits<double>::infinity();
-      }
-    });
-    const std::size_t i = *std::min_element(first_bad.begin(), first_bad.end());
-    if (i < n) {
-      throw invalid_input("tick " + std::to_string(tick_) + ": the log-weight of particle " + std::to_string(i) + " is " +
-                              resample::detail::format_value(lw_[i]) + " (state " +
-                              resample::detail::format_value(x_[i]) + ")",
-                          i);
-    }
-    if (std::none_of(any_alive.begin(), any_alive.end(), [](char alive) { return alive != 0; })) {
-      throw invalid_input("tick " + std::to_string(tick_) + ": every particle has zero weight");
-    }
-  }
-
-  /// Mean, sd and PIT of the weighted particles: w_i = exp(lw_i - max), sums over fixed chunks.
+  /// Mean, sd and PIT of the weighted particles, w_i = exp(lw_i - log sum exp lw), in one pass of
+  /// sums shifted by c = x_0 (no cancellation in the variance), over fixed chunks in chunk order:
+  /// the GPU filter's formula, in the CPU's order.
   void summarise(double truth, tick_summary& out) {
     const std::size_t n = opt_.particles;
     const std::size_t chunks = (n + detail::chunk - 1) / detail::chunk;
     partials_.assign(chunks, partial_sums{});
-    auto range = [&](std::size_t c) { return std::pair{c * detail::chunk, std::min(n, (c + 1) * detail::chunk)}; };
+    const double shift = x_[0];
     ex_.for_tasks(chunks, [&](std::size_t c) {
-      const auto [begin, end] = range(c);
-      for (std::size_t i = begin; i < end; ++i) partials_[c].max = std::max(partials_[c].max, lw_[i]);
-    });
-    double max = partials_[0].max;
-    for (const auto& p : partials_) max = std::max(max, p.max);
-    const bool has_truth = truth == truth;
-    ex_.for_tasks(chunks, [&](std::size_t c) {
-      const auto [begin, end] = range(c);
       partial_sums& p = partials_[c];
-      for (std::size_t i = begin; i < end; ++i) {
-        const double w = deterministic_exp(lw_[i] - max);
-        spare_[i] = w;
+      for (std::size_t i = c * detail::chunk; i < std::min(n, (c + 1) * detail::chunk); ++i) {
+        const double w = deterministic_exp(lw_[i] - lse_after_);
+        const double d = x_[i] - shift;
         p.w += w;
-        p.wx = resample::detail::fused(w, x_[i], p.wx);
-        if (has_truth && x_[i] <= truth) p.wbelow += w;
+        p.wx = resample::detail::fused(w, d, p.wx);
+        p.wxx = resample::detail::fused(w * d, d, p.wxx);
+        if (x_[i] <= truth) p.below += w;  // false for every x when truth is NaN
       }
     });
-    double sum_w = 0, sum_wx = 0, sum_below = 0;
+    partial_sums sum;
     for (const auto& p : partials_) {
-      sum_w += p.w;
-      sum_wx += p.wx;
-      sum_below += p.wbelow;
+      sum.w += p.w;
+      sum.wx += p.wx;
+      sum.wxx += p.wxx;
+      sum.below += p.below;
     }
-    const double mean = sum_wx / sum_w;
-    ex_.for_tasks(chunks, [&](std::size_t c) {
-      const auto [begin, end] = range(c);
-      partial_sums& p = partials_[c];
-      for (std::size_t i = begin; i < end; ++i) {
-        const double d = x_[i] - mean;
-        p.wdev2 = resample::detail::fused(spare_[i] * d, d, p.wdev2);
-      }
-    });
-    double sum_dev2 = 0;
-    for (const auto& p : partials_) sum_dev2 += p.wdev2;
-    out.mean = mean;
-    out.sd = std::sqrt(sum_dev2 / sum_w);
-    if (has_truth) out.pit = sum_below / sum_w;
+    const double mean_shift = sum.wx / sum.w;
+    out.mean = shift + mean_shift;
+    out.sd = std::sqrt(std::max(sum.wxx / sum.w - mean_shift * mean_shift, 0.0));
+    if (truth == truth) out.pit = sum.below / sum.w;
   }
 
   struct partial_sums {
-    double max = -std::numeric_limits<double>::infinity();
-    double w = 0, wx = 0, wbelow = 0, wdev2 = 0;
+    double w = 0, wx = 0, wxx = 0, below = 0;
   };
 
   Model model_;
@@ -283,8 +273,8 @@ class particle_filter {
   std::vector<partial_sums> partials_;
   std::size_t tick_ = 0;
   double log_likelihood_ = 0;
+  double lse_equal_;  ///< log sum exp of N zeros: lw before tick 0 and after every resampling
   double lse_after_ = 0, ess_after_ = 0;
-  double lse_equal_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// The whole series through a new filter. `truth` (empty, or one true state per observation)
@@ -298,17 +288,7 @@ template <class Model, class Exec>
 filter_run run_filter(const Model& model, const Exec& ex, std::span<const double> y, const filter_options& opt,
                       std::span<const double> truth = {}, const std::function<void(std::size_t)>& progress = {}) {
   if (y.empty()) throw invalid_input("no observations: T = 0");
-  if (!truth.empty() && truth.size() != y.size()) {
-    throw invalid_input("the true states (" + std::to_string(truth.size()) + ") and the observations (" +
-                        std::to_string(y.size()) + ") differ in length");
-  }
-  for (std::size_t t = 0; t < y.size(); ++t) {
-    if (!std::isfinite(y[t])) {
-      throw invalid_input("observation " + std::to_string(t) + " is " + resample::detail::format_value(y[t]) +
-                              " (observations must be finite)",
-                          t);
-    }
-  }
+  detail::check_observations(y, truth, 0);  // all of them before the first tick runs
   particle_filter pf(model, ex, opt);
   filter_run r;
   r.ticks.reserve(y.size());
