@@ -9,12 +9,15 @@
 //   cuda::ancestors    a = the scheme's draw on v (auxiliary) or lw, key (seed), step t, gated by
 //                      the decision (options::device_gate): nothing runs on ticks that keep weights
 //   gather_propagate   x'_j = propagate(x_{a_j} (+ jitter), or x_j if not resampling), lw'_j =
-//                      (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); NaN / +inf log-weights recorded
+//                      (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); the resampler's verdict recorded
 //   weight_statistics  log-sum-exp and ESS of lw' (the library's exact sums, the CPU's bits)
 //   summary_partials   sum w, w (x - c), w (x - c)^2, w 1{x <= truth}, w = exp(lw - LSE), per
 //                      block of a fixed grid (grid-stride)
-//   finish_tick        one block: those sums in block order -> mean, sd, PIT; the increment; a
-//                      tick whose weights the exact sums refused (all zero) is recorded
+//   finish_tick        one block: those sums in block order -> mean, sd, PIT; the increment; the
+//                      verdict of weight_statistics recorded (NaN / +inf, every weight zero)
+//
+// The library's checks are the filter's: the first refused call is kept with its tick, and
+// collect() reports it in the CPU filter's words.
 //
 // The other particle kernels are one thread per particle, 256 per block. The Philox counters are
 // the CPU filter's (particle_filter.hpp), so the draws are the same.
@@ -42,7 +45,7 @@ constexpr std::size_t summary_blocks = 1056;  // 8 per SM on an H100; a fixed gr
 
 /// The filter's device scalars.
 struct scalars {
-  double lse_equal;        ///< log sum exp of N zeros (the CPU's log_sum_exp_of_equal)
+  double lse_equal;        ///< log sum exp of N zeros (detail::log_sum_exp_of_equal)
   double lse_after;        ///< log sum exp of the weights after the latest tick
   double ess_after;
   double lse_first_stage;  ///< auxiliary: of v
@@ -51,8 +54,9 @@ struct scalars {
   double increment_first;  ///< auxiliary: log sum exp(v) - log sum exp(lw)
   double log_likelihood;
   int resample;
-  unsigned long long first_bad;  ///< (tick << 32 | particle) of the first NaN / +inf log-weight, or ~0
-  unsigned failed_tick;          ///< the first tick whose weights the exact sums refused (all zero), or ~0
+  unsigned failed_tick;          ///< the first tick a library call refused, or ~0
+  cuda::device_status failed;    ///< that call's verdict (the refused weights, or the resampler's)
+  double failed_state;           ///< for a bad log-weight: the particle's state, for the message
 };
 
 /// Per-tick outputs, on the device until collect().
@@ -73,21 +77,23 @@ __host__ __device__ inline partial operator+(const partial& a, const partial& b)
   return {a.w + b.w, a.wx + b.wx, a.wxx + b.wxx, a.below + b.below};
 }
 
-__device__ inline void record_bad(scalars* s, std::uint32_t tick, std::size_t i, double lw) {
-  if (lw != lw || lw == std::numeric_limits<double>::infinity()) {
-    atomicMin(&s->first_bad, (static_cast<unsigned long long>(tick) << 32) | i);
-  }
+/// Keeps the first refusal of a library call of the filter (its verdict `st`, at `tick`); the
+/// library's own checks are the filter's, so no kernel of the filter tests the weights again.
+__device__ inline void record_failure(scalars* s, const cuda::device_status* st, std::uint32_t tick, const double* x) {
+  if (st->code == 0 || st->code == static_cast<int>(cuda::status_code::skipped) || s->failed_tick != ~0u) return;
+  s->failed_tick = tick;
+  s->failed = *st;
+  s->failed_state = st->code == static_cast<int>(cuda::status_code::bad_log_weight) ? x[st->index] : 0.0;
 }
 
 template <class Model>
 __global__ void __launch_bounds__(threads) initial_weight(Model model, key k, std::size_t n, double y, double* x,
-                                                          double* lw, scalars* s) {
+                                                          double* lw) {
   const std::size_t i = blockIdx.x * std::size_t{threads} + threadIdx.x;
   if (i >= n) return;
   philox_stream rng(k, detail::propagation_index + i, 0);
   x[i] = model.initial(rng);
   lw[i] = model.log_likelihood(y, x[i]);
-  record_bad(s, 0, i, lw[i]);
 }
 
 template <class Model>
@@ -100,10 +106,10 @@ __global__ void __launch_bounds__(threads) first_stage(Model model, std::size_t 
 }
 
 /// `st`: the status of the last weight_statistics call (the first stage's, for the auxiliary
-/// filter). After a failed tick nothing is resampled: the ancestors would not have been drawn.
-__global__ void decide(scalars* s, const cuda::device_status* st, std::uint32_t tick, double threshold, std::size_t n,
-                       bool auxiliary) {
-  if (auxiliary && st->code != 0) s->failed_tick = min(s->failed_tick, tick);
+/// filter). After a refusal nothing is resampled: the ancestors would not be drawn.
+__global__ void decide(scalars* s, const cuda::device_status* st, const double* x, std::uint32_t tick, double threshold,
+                       std::size_t n, bool auxiliary) {
+  if (auxiliary) record_failure(s, st, tick, x);
   const double ess = auxiliary ? s->ess_first_stage : s->ess_after;
   const bool resample =
       s->failed_tick == ~0u && (threshold >= 1.0 || ess < threshold * static_cast<double>(n));
@@ -115,12 +121,15 @@ __global__ void decide(scalars* s, const cuda::device_status* st, std::uint32_t 
 template <class Model>
 __global__ void __launch_bounds__(threads)
     gather_propagate(Model model, key k, std::size_t n, std::uint32_t tick, double y, double jitter, bool auxiliary,
-                     const std::int32_t* ancestors, const double* x, const double* lw, const double* fs, double* x_out,
-                     double* lw_out, scalars* s) {
+                     const std::int32_t* ancestors, const cuda::device_status* st, const double* x, const double* lw,
+                     const double* fs, double* x_out, double* lw_out, scalars* s) {
   const std::size_t j = blockIdx.x * std::size_t{threads} + threadIdx.x;
   if (j >= n) return;
+  // `st`: the resampler's verdict. A refusal (a rejection bound below a weight) wrote no ancestors:
+  // it is recorded, and the particles move on unresampled until collect() reports it.
+  if (j == 0 && s->resample) record_failure(s, st, tick, x);
   double state, weight;
-  if (s->resample) {
+  if (s->resample && st->code == 0) {
     const auto a = static_cast<std::size_t>(ancestors[j]);
     state = x[a];
     if (jitter > 0.0) {
@@ -137,7 +146,6 @@ __global__ void __launch_bounds__(threads)
   weight += model.log_likelihood(y, state);
   x_out[j] = state;
   lw_out[j] = weight;
-  record_bad(s, tick, j, weight);
 }
 
 /// Shifted sums (x - c, c = x_0) keep the variance free of cancellation. Grid-stride over a fixed
@@ -162,7 +170,8 @@ __global__ void __launch_bounds__(threads) summary_partials(std::size_t n, const
   if (threadIdx.x == 0) out[blockIdx.x] = sum;
 }
 
-/// `st`: the status of this tick's weight_statistics; a refusal (every weight zero) is recorded.
+/// `st`: the status of this tick's weight_statistics; a refusal (NaN, +inf, every weight zero) is
+/// recorded.
 __global__ void __launch_bounds__(threads) finish_tick(std::size_t blocks, const partial* partials, const double* x,
                                                        const double* truth, const cuda::device_status* st, scalars* s,
                                                        tick_outputs out, std::uint32_t tick, bool first) {
@@ -172,7 +181,7 @@ __global__ void __launch_bounds__(threads) finish_tick(std::size_t blocks, const
   for (std::size_t b = threadIdx.x; b < blocks; b += threads) p = p + partials[b];
   const partial sum = reduce(temp).Reduce(p, [](const partial& a, const partial& b) { return a + b; });
   if (threadIdx.x != 0) return;
-  if (st->code != 0) s->failed_tick = min(s->failed_tick, tick);
+  record_failure(s, st, tick, x);
   const bool has_truth = truth != nullptr && truth[tick] == truth[tick];
   const double shift = sum.wx / sum.w;
   out.mean[tick] = x[0] + shift;
@@ -250,8 +259,9 @@ struct cuda_filter<Model>::impl {
     lw_a = device_array<double>(n);
     x_next_a = device_array<double>(n);
     lw_next_a = device_array<double>(n);
-    fs_a = device_array<double>(n);
-    v_a = device_array<double>(n);
+    const bool auxiliary = o.kind == filter_kind::auxiliary;
+    fs_a = device_array<double>(auxiliary ? n : 0);  // the first stage's buffers
+    v_a = device_array<double>(auxiliary ? n : 0);
     ancestors_a = device_array<std::int32_t>(n);
     partials_a = device_array<partial>(blocks);
     s_a = device_array<scalars>(1);
@@ -263,14 +273,10 @@ struct cuda_filter<Model>::impl {
     s = s_a.get();
     temp = temp_a.get();
     scalars init{};
-    init.first_bad = ~0ull;
+    init.lse_equal = detail::log_sum_exp_of_equal(n);
     init.failed_tick = ~0u;
+    // In stream order (a pageable source is staged before the call returns).
     cuda::check(cudaMemcpyAsync(s, &init, sizeof init, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (bpf)");
-    cuda::check(cudaMemsetAsync(ancestors_a.get(), 0, n * sizeof(std::int32_t), stream), "cudaMemsetAsync (bpf)");
-    // log sum exp of N equal weights, once, by the same exact sum as the CPU's.
-    cuda::check(cudaMemsetAsync(lw_next, 0, n * sizeof(double), stream), "cudaMemsetAsync (bpf)");
-    cuda::log_sum_exp<double>(temp, temp_bytes, lw_next, n, &s->lse_equal, stream);
-    cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf setup)");
   }
 
   [[nodiscard]] tick_outputs outputs() const {
@@ -309,7 +315,7 @@ struct cuda_filter<Model>::impl {
     const unsigned grid = grid_for(n);
     const bool auxiliary = opt.kind == filter_kind::auxiliary;
     if (t == 0) {
-      initial_weight<<<grid, threads, 0, stream>>>(model, k, n, y, x, lw, s);
+      initial_weight<<<grid, threads, 0, stream>>>(model, k, n, y, x, lw);
       cuda::check_launch("bpf initial_weight");
     } else {
       const double* weights = lw;
@@ -319,15 +325,16 @@ struct cuda_filter<Model>::impl {
         cuda::weight_statistics<double>(temp, temp_bytes, v_a.get(), n, &s->lse_first_stage, &s->ess_first_stage, stream);
         weights = v_a.get();
       }
-      decide<<<1, 1, 0, stream>>>(s, static_cast<const cuda::device_status*>(temp), t, opt.ess_threshold, n, auxiliary);
+      const auto* status = static_cast<const cuda::device_status*>(temp);  // of the library call just before
+      decide<<<1, 1, 0, stream>>>(s, status, x, t, opt.ess_threshold, n, auxiliary);
       cuda::check_launch("bpf decide");
       // Drawn only where decide() said so: the gate is the device's decision, read when the call runs.
       resample::options gated = opt.resampling;
       gated.device_gate = &s->resample;
       cuda::ancestors<double, std::int32_t>(temp, temp_bytes, opt.resampler, weights, n, k, t, ancestors_a.get(), gated,
                                             stream);
-      gather_propagate<<<grid, threads, 0, stream>>>(model, k, n, t, y, opt.jitter, auxiliary, ancestors_a.get(), x, lw,
-                                                     fs_a.get(), x_next, lw_next, s);
+      gather_propagate<<<grid, threads, 0, stream>>>(model, k, n, t, y, opt.jitter, auxiliary, ancestors_a.get(), status,
+                                                     x, lw, fs_a.get(), x_next, lw_next, s);
       cuda::check_launch("bpf gather_propagate");
       std::swap(x, x_next);
       std::swap(lw, lw_next);
@@ -352,17 +359,7 @@ cuda_filter<Model>::~cuda_filter() = default;
 template <class Model>
 void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const double> truth) {
   impl& m = *impl_;
-  if (!truth.empty() && truth.size() != y.size()) {
-    throw invalid_input("the true states (" + std::to_string(truth.size()) + ") and the observations (" +
-                        std::to_string(y.size()) + ") differ in length");
-  }
-  for (std::size_t t = 0; t < y.size(); ++t) {
-    if (!std::isfinite(y[t])) {
-      throw invalid_input("observation " + std::to_string(m.ticks + t) + " is " +
-                              resample::detail::format_value(y[t]) + " (observations must be finite)",
-                          m.ticks + t);
-    }
-  }
+  detail::check_observations(y, truth, m.ticks);
   if (m.ticks + y.size() > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 ticks");
   m.reserve(m.ticks + y.size(), !truth.empty());
   if (m.truth_given) {
@@ -386,15 +383,13 @@ filter_run cuda_filter<Model>::collect() {
   cuda::check(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize (bpf collect)");
   scalars s{};
   cuda::check(cudaMemcpy(&s, m.s, sizeof s, cudaMemcpyDeviceToHost), "cudaMemcpy (bpf scalars)");
-  if (s.first_bad != ~0ull && (s.first_bad >> 32) <= s.failed_tick) {
-    const auto tick = static_cast<std::size_t>(s.first_bad >> 32);
-    const auto i = static_cast<std::size_t>(s.first_bad & 0xffffffffu);
-    throw invalid_input("tick " + std::to_string(tick) + ": the log-weight of particle " + std::to_string(i) +
-                            " is NaN or +inf",
-                        i);
-  }
-  if (s.failed_tick != ~0u) {
-    throw invalid_input("tick " + std::to_string(s.failed_tick) + ": every particle has zero weight");
+  if (s.failed_tick != ~0u) {  // the CPU filter's words for refused weights, the library's for the rest
+    const auto code = static_cast<cuda::status_code>(s.failed.code);
+    if (code == cuda::status_code::bad_log_weight) {
+      detail::throw_bad_tick(s.failed_tick, static_cast<std::size_t>(s.failed.index), s.failed.value, s.failed_state);
+    }
+    if (code == cuda::status_code::all_weights_zero) detail::throw_bad_tick(s.failed_tick, {}, 0.0, 0.0);
+    cuda::check_status(&m.s->failed, m.stream);
   }
   const std::size_t count = m.ticks;
   std::vector<double> inc(count), mean(count), sd(count), ess(count), pit(count);

@@ -134,6 +134,33 @@ TEST(CudaFilterInput, AllZeroWeightsAreRefusedLikeOnTheCpu) {
   EXPECT_EQ(gpu_message, cpu_message);
 }
 
+// A resampler that refuses its input on the device (a rejection bound below a weight) is reported
+// with the CPU's message, not left to write nothing unseen.
+TEST(CudaFilterInput, ResamplerRefusalIsReportedLikeOnTheCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
+  filter_options opt;
+  opt.particles = 300;
+  opt.ess_threshold = 1.0;
+  opt.resampler = resample::scheme::rejection;
+  opt.resampling.rejection_log_bound = -50.0;
+  const std::vector<double> y = {0.1, 0.2, 0.3};
+  resample::cpu::serial ex;
+  std::string cpu_message, gpu_message;
+  try {
+    resample::bpf::run_filter(model, ex, std::span<const double>(y), opt);
+  } catch (const resample::invalid_input& e) {
+    cpu_message = e.what();
+  }
+  try {
+    resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt);
+  } catch (const resample::invalid_input& e) {
+    gpu_message = e.what();
+  }
+  EXPECT_NE(cpu_message.find("rejection bound"), std::string::npos) << cpu_message;
+  EXPECT_EQ(gpu_message, cpu_message);
+}
+
 // Ticks enqueued in several calls give the same as one call; ticks enqueued without true states
 // have a NaN PIT even after others had them.
 TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
