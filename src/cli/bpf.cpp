@@ -109,13 +109,12 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   const std::uint64_t seed = a.unsigned_integer("seed", 0);
   const series data = load_series(a, model, seed);
   const bpf::filter_options opt = read_filter_options(a, seed);
-  const std::string backend = a.text("backend").value_or(cuda_usable() ? "cuda" : "cpu-parallel");
-  if (backend == "cuda" && !cuda_built()) throw usage_error("backend 'cuda' is not in this build (no CUDA compiler was found)");
-  if (backend == "cuda" && !cuda_usable()) throw usage_error("backend 'cuda': no usable CUDA device on this machine");
-  if (backend != "cpu" && backend != "cpu-parallel" && backend != "cuda") {
-    throw usage_error("unknown backend '" + backend + "' for bpf (cuda, cpu-parallel or cpu)");
+  const backend_kind kind = parse_backend(a);
+  if (kind == backend_kind::reference) {
+    throw usage_error("backend 'reference' has no particle filter (cuda, cpu-parallel or cpu)");
   }
-  const unsigned threads = backend == "cpu" ? 1u : read_threads(a);
+  const std::string backend = backend_name(kind);
+  const unsigned threads = kind == backend_kind::cpu ? 1u : read_threads(a);
   const std::filesystem::path out_dir = a.text("out").value_or("bpf_out");
 
   // Check everything the run needs before it starts: the model (done), options, output folder.
@@ -127,7 +126,7 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   std::unique_ptr<cpu::parallel> pool;
   // Particles cost ~0.2 us each per tick (several exp/log), so blocks far smaller than the
   // resamplers' default pay for their hand-off.
-  if (backend == "cpu-parallel") pool = std::make_unique<cpu::parallel>(threads, 1024);
+  if (kind == backend_kind::cpu_parallel) pool = std::make_unique<cpu::parallel>(threads, 1024);
   progress_line bar("bpf");
   const auto report = [&](std::size_t t) {
     bar.update([&] { return "tick " + std::to_string(t + 1) + "/" + std::to_string(data.y.size()); });
@@ -140,7 +139,7 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
     work();
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  if (backend == "cuda") {
+  if (kind == backend_kind::cuda) {
 #if defined(RESAMPLE_HAVE_CUDA)
     bpf::cuda_filter<Model> filter(model, opt);  // allocation and set-up are not timed
     timed([&] {
@@ -203,7 +202,7 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   s << "filter: " << (opt.kind == bpf::filter_kind::auxiliary ? "auxiliary" : "bootstrap") << ", "
     << opt.particles << " particles, scheme " << name(opt.resampler) << ", ess_threshold "
     << opt.ess_threshold << (opt.jitter > 0 ? ", jitter " + format_number(opt.jitter, 4) : "") << '\n';
-  s << "backend: " << backend << (backend == "cpu-parallel" ? " (" + std::to_string(threads) + " threads)" : "")
+  s << "backend: " << backend << (kind == backend_kind::cpu_parallel ? " (" + std::to_string(threads) + " threads)" : "")
     << ", seed " << seed << '\n';
   s << "log_likelihood: " << format_number(run.log_likelihood) << '\n';
   if constexpr (std::is_same_v<Model, bpf::linear_gaussian_model>) {
