@@ -3,6 +3,7 @@
 // mean, sd and PIT (double sums in another order) equal to rounding.
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -110,6 +111,23 @@ TEST(CudaFilterInput, BadObservationsAndOptionsAreRefused) {
   EXPECT_THROW(resample::bpf::cuda_filter<resample::bpf::sv_model>(model, opt), resample::invalid_input);
 }
 
+/// What the CPU filter and the cuda filter refuse a run with (empty where one runs through).
+template <class Model>
+std::pair<std::string, std::string> refusals(const Model& model, const std::vector<double>& y, const filter_options& opt) {
+  std::pair<std::string, std::string> messages;
+  try {
+    resample::bpf::run_filter(model, resample::cpu::serial{}, std::span<const double>(y), opt);
+  } catch (const resample::invalid_input& e) {
+    messages.first = e.what();
+  }
+  try {
+    resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt);
+  } catch (const resample::invalid_input& e) {
+    messages.second = e.what();
+  }
+  return messages;
+}
+
 // Weights that are all zero (y so large that every particle's density underflows) are refused with
 // the CPU filter's message, not resampled from undrawn ancestors.
 TEST(CudaFilterInput, AllZeroWeightsAreRefusedLikeOnTheCpu) {
@@ -118,18 +136,7 @@ TEST(CudaFilterInput, AllZeroWeightsAreRefusedLikeOnTheCpu) {
   filter_options opt;
   opt.particles = 500;
   const std::vector<double> y = {0.1, 1e160, 0.2};
-  resample::cpu::serial ex;
-  std::string cpu_message, gpu_message;
-  try {
-    resample::bpf::run_filter(model, ex, std::span<const double>(y), opt);
-  } catch (const resample::invalid_input& e) {
-    cpu_message = e.what();
-  }
-  try {
-    resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt);
-  } catch (const resample::invalid_input& e) {
-    gpu_message = e.what();
-  }
+  const auto [cpu_message, gpu_message] = refusals(model, y, opt);
   EXPECT_EQ(cpu_message, "tick 1: every particle has zero weight");
   EXPECT_EQ(gpu_message, cpu_message);
 }
@@ -145,18 +152,7 @@ TEST(CudaFilterInput, ResamplerRefusalIsReportedLikeOnTheCpu) {
   opt.resampler = resample::scheme::rejection;
   opt.resampling.rejection_log_bound = -50.0;
   const std::vector<double> y = {0.1, 0.2, 0.3};
-  resample::cpu::serial ex;
-  std::string cpu_message, gpu_message;
-  try {
-    resample::bpf::run_filter(model, ex, std::span<const double>(y), opt);
-  } catch (const resample::invalid_input& e) {
-    cpu_message = e.what();
-  }
-  try {
-    resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt);
-  } catch (const resample::invalid_input& e) {
-    gpu_message = e.what();
-  }
+  const auto [cpu_message, gpu_message] = refusals(model, y, opt);
   EXPECT_NE(cpu_message.find("rejection bound"), std::string::npos) << cpu_message;
   EXPECT_EQ(gpu_message, cpu_message);
 }
