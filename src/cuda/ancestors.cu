@@ -27,17 +27,18 @@ void check_call(scheme s, std::size_t n, const options& opt) {
 template <class T, class Index>
 std::size_t enqueue_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
                               const options& opt, cudaStream_t stream) {
+  const step_source step_from{step, opt.device_step};
   switch (s) {
     case scheme::systematic:
-    case scheme::stratified: return comb_ancestors(d_temp, s, lw, n, k, step, a, opt.device_gate, stream);
-    case scheme::multinomial: return multinomial_ancestors(d_temp, false, lw, n, k, step, a, opt.device_gate, stream);
+    case scheme::stratified: return comb_ancestors(d_temp, s, lw, n, k, step_from, a, opt.device_gate, stream);
+    case scheme::multinomial: return multinomial_ancestors(d_temp, false, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::multinomial_sorted:
-      return multinomial_ancestors(d_temp, true, lw, n, k, step, a, opt.device_gate, stream);
-    case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step, a, opt.device_gate, stream);
-    case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step, a, opt.device_gate, stream);
+      return multinomial_ancestors(d_temp, true, lw, n, k, step_from, a, opt.device_gate, stream);
+    case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step_from, a, opt.device_gate, stream);
+    case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::metropolis:
     case scheme::megopolis:
-    case scheme::rejection: return chain_ancestors(d_temp, s, lw, n, k, step, a, opt, stream);
+    case scheme::rejection: return chain_ancestors(d_temp, s, lw, n, k, step_from, a, opt, stream);
   }
   throw invalid_input("unknown scheme");
 }

@@ -26,8 +26,11 @@ constexpr int stage_capacity = 2 * tile_items;  // a tile's ancestors, staged wh
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(block_threads, 3)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets, key k,
-              std::uint32_t step, std::uint32_t U, Index* a) {
+              step_source step_from, std::uint32_t host_U, Index* a) {
   if (st->code != 0) return;
+  const std::uint32_t step = step_from.get();
+  // systematic's u: drawn on the host, unless the step is only known on the device
+  const std::uint32_t U = step_from.device && !Stratified ? philox_stream(k, shared_index, step).next() : host_U;
   __shared__ typename tile_prefix<T>::TempStorage tmp;
   __shared__ std::uint32_t O_s[tile_items];
   __shared__ std::uint64_t O_begin;
@@ -61,7 +64,7 @@ constexpr std::size_t small_n = 8192;  // resident (read once) up to small_threa
 
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(small_threads)
-    small_comb_pass(const T* __restrict__ lw, std::size_t n, key k, std::uint32_t step, Index* a, device_status* st,
+    small_comb_pass(const T* __restrict__ lw, std::size_t n, key k, step_source step_from, Index* a, device_status* st,
                     const int* gate) {
   if (gate && *gate == 0) {
     if (threadIdx.x == 0) {
@@ -84,6 +87,7 @@ __global__ void __launch_bounds__(small_threads)
     st->value = s.code == status_code::bad_log_weight ? static_cast<double>(lw[s.index]) : 0.0;
   }
   if (s.code != status_code::ok) return;
+  const std::uint32_t step = step_from.get();
   if (Stratified) r.stratified(lw, n, s, k, step, a);
   else r.systematic(lw, n, s, k, step, a);
 }
@@ -91,7 +95,7 @@ __global__ void __launch_bounds__(small_threads)
 }  // namespace
 
 template <class T, class Index>
-std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
                            const int* gate, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
@@ -108,7 +112,8 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
     return c.bytes();
   }
   summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate);
-  const std::uint32_t U = philox_stream(k, shared_index, step).next();  // systematic's u, drawn once on the host
+  // systematic's u, drawn once on the host (0 and unused when the step is on the device)
+  const std::uint32_t U = step.device ? 0 : philox_stream(k, shared_index, step.value).next();
   if (s == scheme::stratified) {
     comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
   } else {
@@ -119,7 +124,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
 }
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                            \
-  template std::size_t comb_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, std::uint32_t, Index*, \
+  template std::size_t comb_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, step_source, Index*, \
                                                 const int*, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE

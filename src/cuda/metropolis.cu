@@ -21,9 +21,10 @@ enum class chain_kind { metropolis, megopolis, rejection };
 
 template <class T, class Index, chain_kind Kind>
 __global__ void __launch_bounds__(block_threads)
-    chain_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, key k, std::uint32_t step, Index* a) {
+    chain_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, key k, step_source step_from, Index* a) {
   const std::size_t i = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
   if (i >= n || st->code != 0) return;
+  const std::uint32_t step = step_from.get();
   philox_stream rng(k, i, step);
   const std::uint64_t size = n;
   std::uint64_t current;
@@ -41,7 +42,7 @@ __global__ void __launch_bounds__(block_threads)
 }  // namespace
 
 template <class T, class Index>
-std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
                             const options& opt, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
@@ -76,7 +77,7 @@ std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, 
 }
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                         \
-  template std::size_t chain_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, std::uint32_t, Index*, \
+  template std::size_t chain_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, step_source, Index*, \
                                                  const options&, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE

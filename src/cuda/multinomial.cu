@@ -42,11 +42,11 @@ __device__ inline std::size_t first_above(const u128* C, std::size_t n, u128 v) 
 
 template <class Index>
 __global__ void __launch_bounds__(block_threads)
-    draw_pass(const u128* __restrict__ C, std::size_t n, const device_status* st, key k, std::uint32_t step, Index* a,
+    draw_pass(const u128* __restrict__ C, std::size_t n, const device_status* st, key k, step_source step, Index* a,
               std::uint64_t* counts) {
   const std::size_t j = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
   if (j >= n || st->code != 0) return;
-  philox_stream rng(k, j, step);
+  philox_stream rng(k, j, step.get());
   const std::size_t i = first_above(C, n, uniform_below(rng, st->total));
   if (counts) atomicAdd(reinterpret_cast<unsigned long long*>(counts + i), 1ULL);
   else a[j] = static_cast<Index>(i);
@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(block_threads)
 }  // namespace
 
 template <class T, class Index>
-std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::size_t n, key k, std::uint32_t step,
+std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::size_t n, key k, step_source step,
                                   Index* a, const int* gate, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
@@ -77,7 +77,7 @@ std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::s
 }
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                          \
-  template std::size_t multinomial_ancestors<T, Index>(void*, bool, const T*, std::size_t, key, std::uint32_t, \
+  template std::size_t multinomial_ancestors<T, Index>(void*, bool, const T*, std::size_t, key, step_source, \
                                                        Index*, const int*, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE

@@ -48,12 +48,12 @@ __global__ void __launch_bounds__(block_threads)
 
 __global__ void __launch_bounds__(block_threads)
     residual_draw_pass(const residual_prefix* __restrict__ prefix, std::size_t n, const device_status* st, key k,
-                       std::uint32_t step, std::uint64_t* counts) {
+                       step_source step, std::uint64_t* counts) {
   const std::size_t draw = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
   if (st->code != 0) return;
   const std::uint64_t R = n - st->floor_sum;
   if (draw >= R) return;
-  philox_stream rng(k, draw, step);
+  philox_stream rng(k, draw, step.get());
   const std::uint64_t m = uniform_below(rng, R);
   const residual_prefix v{m, uniform_below(rng, st->total)};
   std::size_t lo = 0, hi = n;
@@ -67,16 +67,16 @@ __global__ void __launch_bounds__(block_threads)
 
 /// SSP's pairing (resample::ssp_pairing), in one thread; r_i lives in prefix[i].remainder.
 __global__ void ssp_pairing_pass(residual_prefix* r, std::size_t n, const device_status* st, key k,
-                                 std::uint32_t step, std::uint64_t* o) {
+                                 step_source step, std::uint64_t* o) {
   if (st->code != 0) return;
   ssp_pairing([&](std::size_t i) -> u128& { return r[i].remainder; }, [&](std::size_t i) -> std::uint64_t& { return o[i]; },
-              n, st->total, k, step);
+              n, st->total, k, step.get());
 }
 
 }  // namespace
 
 template <class T, class Index>
-std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t n, key k, std::uint32_t step,
+std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t n, key k, step_source step,
                                Index* a, const int* gate, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   carve c(d_temp);
@@ -112,7 +112,7 @@ std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t 
 }
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                       \
-  template std::size_t residual_ancestors<T, Index>(void*, bool, const T*, std::size_t, key, std::uint32_t, \
+  template std::size_t residual_ancestors<T, Index>(void*, bool, const T*, std::size_t, key, step_source, \
                                                     Index*, const int*, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE

@@ -340,6 +340,63 @@ TEST_F(CudaRawApi, CapturedInAGraphAndReplayed) {
   }
 }
 
+// options::device_step: one capture, replayed with the step word changed between replays, gives
+// at each replay the CPU's draw for that step (every scheme; the one-block path and the
+// multi-pass one; ancestors and the offspring form); the batched call refuses it.
+TEST_F(CudaRawApi, DeviceStepGivesEachReplayItsOwnDraw) {
+  cuda::host::device_vector<std::uint32_t> step(1);
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{70000}}) {
+    const auto lw = log_weights(n, 1.5, 17);
+    const cuda::host::device_vector<double> d_lw(view(lw));
+    cuda::host::device_vector<std::int64_t> d_a(n);
+    for (const scheme s : production_schemes) {
+      if (s == scheme::ssp && n > 10000) continue;  // sequential pairing: slow
+      for (const bool offspring_form : {false, true}) {
+        options opt;
+        opt.device_step = step.data();
+        std::size_t bytes = 0;
+        cuda::ancestors<double, std::int64_t>(nullptr, bytes, s, d_lw.data(), n, key{8, 2}, 0, d_a.data(), opt);
+        std::size_t offspring_bytes = 0;
+        cuda::offspring<double, std::int64_t>(nullptr, offspring_bytes, s, d_lw.data(), n, key{8, 2}, 0, d_a.data(), opt);
+        cuda::workspace ws(stream_);
+        ws.reserve(std::max(bytes, offspring_bytes));
+        std::size_t have = ws.bytes();
+        cudaGraph_t graph = nullptr;
+        cuda::check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        if (offspring_form) {  // the host step (0) must be ignored
+          cuda::offspring<double, std::int64_t>(ws.data(), have, s, d_lw.data(), n, key{8, 2}, 0, d_a.data(), opt, stream_);
+        } else {
+          cuda::ancestors<double, std::int64_t>(ws.data(), have, s, d_lw.data(), n, key{8, 2}, 0, d_a.data(), opt, stream_);
+        }
+        cuda::check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+        cudaGraphExec_t exec = nullptr;
+        cuda::check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+        for (const std::uint32_t t : {3u, 4u, 11u}) {
+          cuda::check(cudaMemcpyAsync(step.data(), &t, sizeof t, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+          cuda::check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+          ws.check();
+          std::vector<std::int64_t> got(n), expected(n);
+          d_a.copy_to(std::span<std::int64_t>(got));
+          if (offspring_form) cpu::offspring(cpu::serial{}, s, view(lw), key{8, 2}, t, std::span<std::int64_t>(expected));
+          else cpu::ancestors(cpu::serial{}, s, view(lw), key{8, 2}, t, std::span<std::int64_t>(expected));
+          EXPECT_EQ(got, expected) << name(s) << (offspring_form ? " offspring" : " ancestors") << ", N = " << n
+                                   << ", step " << t;
+        }
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+      }
+    }
+  }
+  options opt;
+  opt.device_step = step.data();
+  const std::vector<std::uint64_t> offsets = {0, 4};
+  const cuda::host::device_vector<std::uint64_t> d_offsets{view(offsets)};
+  std::size_t bytes = 0;
+  EXPECT_THROW((cuda::ancestors_batched<double, std::int64_t>(nullptr, bytes, scheme::systematic, nullptr, d_offsets.data(),
+                                                              1, 4, key{}, 0, nullptr, opt)),
+               invalid_input);
+}
+
 TEST(CudaLarge, SystematicStratifiedMultinomialAt2To24) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const std::size_t n = std::size_t{1} << 24;

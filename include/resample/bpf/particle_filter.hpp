@@ -25,7 +25,9 @@
 // indices (counter word c1 = 0) and the shared index (c1 = 0xffffffff); a particle's initial draw
 // and propagation noise use index i + 2^32 (c1 = 1) and its jitter i + 2^33 (c1 = 2), all at step
 // t, so no two uses share a counter. The serial and parallel executors give the same bits for every
-// output: resampling is exact, sums of doubles run over fixed chunks in chunk order.
+// output: resampling is exact, and the tick's statistics (log-sum-exp, ESS, mean, sd, PIT) are
+// sums in the fixed order of chunk_statistics.hpp, formed chunk by chunk as the particles move,
+// as the GPU filter forms them inside its propagation kernel.
 #pragma once
 
 #include <algorithm>
@@ -39,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "resample/bpf/chunk_statistics.hpp"
 #include "resample/core/error.hpp"
 #include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
@@ -73,16 +76,6 @@ struct tick_summary {
 namespace detail {
 inline constexpr std::uint64_t propagation_index = std::uint64_t{1} << 32;
 inline constexpr std::uint64_t jitter_index = std::uint64_t{2} << 32;
-/// Sums of doubles run over chunks of this many particles, combined in order: the same bits for
-/// any executor.
-inline constexpr std::size_t chunk = 4096;
-
-/// log sum exp of N equal log-weights (log N) by the exact sum every backend uses: each weight
-/// quantises to exactly 2^F, so Q = N 2^F and the result is log_sum_exp's bits without a pass.
-inline double log_sum_exp_of_equal(std::size_t n) {
-  const int fraction = fraction_bits(n);
-  return log_sum_exp_of(0.0, static_cast<u128>(n) << fraction, fraction);
-}
 
 /// Observations y (ticks first_tick, first_tick + 1, ...) must be finite; `truth` empty or as long.
 inline void check_observations(std::span<const double> y, std::span<const double> truth, std::size_t first_tick) {
@@ -131,58 +124,56 @@ class particle_filter {
         key_{static_cast<std::uint32_t>(opt.seed), static_cast<std::uint32_t>(opt.seed >> 32)},
         x_(opt.particles), lw_(opt.particles, 0.0), spare_(opt.particles),
         first_stage_(opt.kind == filter_kind::auxiliary ? opt.particles : 0), ancestors_(opt.particles),
-        lse_equal_(detail::log_sum_exp_of_equal(opt.particles)) {}
+        chunks_((opt.particles + detail::chunk - 1) / detail::chunk), lse_equal_(detail::log_sum_exp_of_equal(opt.particles)) {}
 
   /// Assimilates observation y_t (t = the number of earlier calls); `truth`, if not NaN, is the true
   /// state, for the PIT. Throws invalid_input, before changing anything, for a non-finite y.
   tick_summary step(double y, double truth = std::numeric_limits<double>::quiet_NaN()) {
     detail::check_observations(std::span<const double>(&y, 1), {}, tick_);
     const auto t = static_cast<std::uint32_t>(tick_);
-    const std::size_t n = opt_.particles;
     tick_summary out;
     double lse_before = tick_ == 0 ? lse_equal_ : lse_after_;
+    const double shift = tick_ == 0 ? 0.0 : mean_;  // the last filtered mean: no cancellation in the sd
     if (tick_ == 0) {
-      ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
-        for (std::size_t i = begin; i < end; ++i) {
-          philox_stream s(key_, detail::propagation_index + i, t);
-          x_[i] = model_.initial(s);
-          lw_[i] = model_.log_likelihood(y, x_[i]);
-        }
-      });
+      for_chunks([&](std::size_t i) {
+        philox_stream s(key_, detail::propagation_index + i, t);
+        x_[i] = model_.initial(s);
+        lw_[i] = model_.log_likelihood(y, x_[i]);
+      }, lw_, shift, truth);
     } else {
       const bool auxiliary = opt_.kind == filter_kind::auxiliary;
       double ess_decider = ess_after_;
       if (auxiliary) {
-        ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
-          for (std::size_t i = begin; i < end; ++i) {
-            first_stage_[i] = model_.log_first_stage(y, x_[i]);
-            spare_[i] = lw_[i] + first_stage_[i];
-          }
-        });
-        const auto v = weight_statistics_of(spare_);
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        for_chunks([&](std::size_t i) {
+          first_stage_[i] = model_.log_first_stage(y, x_[i]);
+          spare_[i] = lw_[i] + first_stage_[i];
+        }, spare_, 0.0, nan);
+        const auto v = statistics_of(spare_, 0.0, nan);
         out.log_likelihood_increment += v.log_sum_exp - lse_before;
         lse_before = v.log_sum_exp;
         ess_decider = v.ess;
       }
-      if (opt_.ess_threshold >= 1.0 || ess_decider < opt_.ess_threshold * static_cast<double>(n)) {
+      if (opt_.ess_threshold >= 1.0 || ess_decider < opt_.ess_threshold * static_cast<double>(opt_.particles)) {
         resample_on(auxiliary ? spare_ : lw_, t, auxiliary);
         lse_before = lse_equal_;
         out.resampled = true;
       }
-      ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
-        for (std::size_t i = begin; i < end; ++i) {
-          philox_stream s(key_, detail::propagation_index + i, t);
-          x_[i] = model_.propagate(x_[i], s);
-          lw_[i] += model_.log_likelihood(y, x_[i]);
-        }
-      });
+      for_chunks([&](std::size_t i) {
+        philox_stream s(key_, detail::propagation_index + i, t);
+        x_[i] = model_.propagate(x_[i], s);
+        lw_[i] += model_.log_likelihood(y, x_[i]);
+      }, lw_, shift, truth);
     }
-    const auto stats = weight_statistics_of(lw_);
+    const auto stats = statistics_of(lw_, shift, truth);
     lse_after_ = stats.log_sum_exp;
     out.log_likelihood_increment += lse_after_ - lse_before;
     ess_after_ = stats.ess;
-    out.ess = ess_after_;
-    summarise(truth, out);
+    mean_ = stats.mean;
+    out.ess = stats.ess;
+    out.mean = stats.mean;
+    out.sd = stats.sd;
+    if (truth == truth) out.pit = stats.pit;
     log_likelihood_ += out.log_likelihood_increment;
     ++tick_;
     return out;
@@ -195,15 +186,27 @@ class particle_filter {
   [[nodiscard]] const filter_options& options() const { return opt_; }
 
  private:
-  /// log-sum-exp and ESS of w; the exact sums' refusal (NaN, +inf, every weight zero) becomes the
-  /// filter's, naming the tick, the particle and its state. (The filter cannot go on after it.)
-  cpu::weight_stats weight_statistics_of(const std::vector<double>& w) const {
-    try {
-      return cpu::weight_statistics(ex_, std::span<const double>(w));
-    } catch (const invalid_input& e) {  // N is within the exact sums' range, so these are the only refusals
-      const auto i = e.index();
-      detail::throw_bad_tick(tick_, i, i ? w[*i] : 0.0, i ? x_[*i] : 0.0);
+  /// `move(i)` for every particle, chunk by chunk (a task each), and then the chunk's summary of
+  /// (`weights`, x): the particles are still in cache when it is formed.
+  template <class Move>
+  void for_chunks(const Move& move, const std::vector<double>& weights, double shift, double truth) {
+    const std::size_t n = opt_.particles;
+    ex_.for_tasks(chunks_.size(), [&](std::size_t c) {
+      for (std::size_t i = c * detail::chunk; i < std::min(n, (c + 1) * detail::chunk); ++i) move(i);
+      chunks_[c] = detail::summarise_chunk(weights, x_, c, shift, truth);
+    });
+  }
+
+  /// The tick's statistics of `weights` from the chunks' summaries; a NaN / +inf log-weight or every
+  /// weight zero is refused, naming the tick, the particle and its state. (The filter cannot go on.)
+  detail::tick_statistics statistics_of(const std::vector<double>& weights, double shift, double truth) const {
+    const auto t = detail::combine_chunks(chunks_, shift, truth == truth);
+    if (t.first_bad != detail::no_index) {
+      const auto i = static_cast<std::size_t>(t.first_bad);
+      detail::throw_bad_tick(tick_, i, weights[i], x_[i]);
     }
+    if (t.all_zero) detail::throw_bad_tick(tick_, {}, 0.0, 0.0);
+    return t;
   }
 
   /// Ancestors from `weights`, then x and lw gathered: lw = 0, or for the auxiliary filter minus the
@@ -228,53 +231,17 @@ class particle_filter {
     });
   }
 
-  /// Mean, sd and PIT of the weighted particles, w_i = exp(lw_i - log sum exp lw), in one pass of
-  /// sums shifted by c = x_0 (no cancellation in the variance), over fixed chunks in chunk order:
-  /// the GPU filter's formula, in the CPU's order.
-  void summarise(double truth, tick_summary& out) {
-    const std::size_t n = opt_.particles;
-    const std::size_t chunks = (n + detail::chunk - 1) / detail::chunk;
-    partials_.assign(chunks, partial_sums{});
-    const double shift = x_[0];
-    ex_.for_tasks(chunks, [&](std::size_t c) {
-      partial_sums& p = partials_[c];
-      for (std::size_t i = c * detail::chunk; i < std::min(n, (c + 1) * detail::chunk); ++i) {
-        const double w = deterministic_exp(lw_[i] - lse_after_);
-        const double d = x_[i] - shift;
-        p.w += w;
-        p.wx = resample::detail::fused(w, d, p.wx);
-        p.wxx = resample::detail::fused(w * d, d, p.wxx);
-        if (x_[i] <= truth) p.below += w;  // false for every x when truth is NaN
-      }
-    });
-    partial_sums sum;
-    for (const auto& p : partials_) {
-      sum.w += p.w;
-      sum.wx += p.wx;
-      sum.wxx += p.wxx;
-      sum.below += p.below;
-    }
-    const double mean_shift = sum.wx / sum.w;
-    out.mean = shift + mean_shift;
-    out.sd = std::sqrt(std::max(sum.wxx / sum.w - mean_shift * mean_shift, 0.0));
-    if (truth == truth) out.pit = sum.below / sum.w;
-  }
-
-  struct partial_sums {
-    double w = 0, wx = 0, wxx = 0, below = 0;
-  };
-
   Model model_;
   const Exec& ex_;
   filter_options opt_;
   key key_;
   std::vector<double> x_, lw_, spare_, first_stage_;
   std::vector<std::uint32_t> ancestors_;
-  std::vector<partial_sums> partials_;
+  std::vector<detail::chunk_summary> chunks_;
   std::size_t tick_ = 0;
   double log_likelihood_ = 0;
   double lse_equal_;  ///< log sum exp of N zeros: lw before tick 0 and after every resampling
-  double lse_after_ = 0, ess_after_ = 0;
+  double lse_after_ = 0, ess_after_ = 0, mean_ = 0;
 };
 
 /// The whole series through a new filter. `truth` (empty, or one true state per observation)

@@ -59,6 +59,10 @@ struct options {
   /// the device, such as a particle filter's ESS test, without a host wait. Honoured by ancestors
   /// and offspring; cumulative_offspring and ancestors_batched refuse it (invalid_input).
   const int* device_gate = nullptr;
+  /// cuda only: a device word read when the call runs, used instead of the `step` argument, so that
+  /// a call captured once in a CUDA graph draws afresh at every replay (a particle filter's tick).
+  /// Honoured by ancestors, offspring and cumulative_offspring; ancestors_batched refuses it.
+  const std::uint32_t* device_step = nullptr;
 };
 
 }  // namespace resample

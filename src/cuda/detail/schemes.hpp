@@ -21,26 +21,36 @@
 
 namespace resample::cuda::detail {
 
+/// A call's Philox step: the host's argument, or the device word of options::device_step, read by
+/// each kernel when it runs.
+struct step_source {
+  std::uint32_t value = 0;
+  const std::uint32_t* device = nullptr;
+#ifdef __CUDACC__
+  __device__ std::uint32_t get() const { return device ? *device : value; }
+#endif
+};
+
 /// Systematic (Code 5) or stratified (Code 4) fused with Code 8: comb.cu.
 template <class T, class Index>
-std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
                            const int* gate, cudaStream_t stream);
 
 /// Multinomial (Code 2) and its sorted form: multinomial.cu.
 template <class T, class Index>
-std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::size_t n, key k, std::uint32_t step,
+std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::size_t n, key k, step_source step,
                                   Index* a, const int* gate, cudaStream_t stream);
 
 /// Residual and SSP: residual.cu.
 template <class T, class Index>
-std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t n, key k, std::uint32_t step,
+std::size_t residual_ancestors(void* d_temp, bool ssp, const T* lw, std::size_t n, key k, step_source step,
                                Index* a, const int* gate, cudaStream_t stream);
 
 // `gate` (options::device_gate, may be null): the call does nothing when it reads 0.
 
 /// Metropolis, Megopolis and rejection: metropolis.cu (the gate in opt).
 template <class T, class Index>
-std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step, Index* a,
+std::size_t chain_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
                             const options& opt, cudaStream_t stream);
 
 }  // namespace resample::cuda::detail
