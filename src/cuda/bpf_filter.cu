@@ -1,25 +1,27 @@
 // The particle filter on the GPU: resample::bpf::cuda_filter (include/resample/bpf/cuda_filter.hpp).
 // CPU twin: resample::bpf::particle_filter (particle_filter.hpp), whose tick it follows step for
-// step. A tick t > 0 is one CUDA graph, captured once and replayed (the tick, the observation and
-// the resampler's step are read from device memory), with no host wait:
+// step. A tick t > 0 is one CUDA graph, captured once per buffer parity and replayed; the tick,
+// its observation and the resampler's step are read from device memory; no host wait:
 //
 //   first_stage         (auxiliary only) fs_i = log ghat(y_t | x_i), v_i = lw_i + fs_i, and each
 //                       chunk's summary of v (chunk_statistics.hpp)
 //   finish_first_stage  (auxiliary only) one block: log-sum-exp and ESS of v; the ESS test
-//   cuda::ancestors     a = the scheme's draw on v (auxiliary) or lw, key (seed), step t (from the
-//                       device: options::device_step), gated by the ESS test (options::device_gate):
-//                       nothing runs on ticks that keep their weights
+//   open_resampler      opens the conditional node below iff this tick resamples (the ESS test
+//                       made on the device by the last finish kernel)
+//   [cuda::ancestors]   conditional body: a = the scheme's draw on v (auxiliary) or lw, key (seed),
+//                       step t (options::device_step); on ticks that keep their weights none of its
+//                       kernels is launched
 //   gather_propagate    x'_j = propagate(x_{a_j} (+ jitter), or x_j if not resampling), lw'_j =
 //                       (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); then, in the same kernel, the
-//                       block's chunk summary of (lw', x'): max, first NaN / +inf, and the sums of
-//                       w, w^2, w d, w d^2, w 1{x <= truth}
+//                       chunk summary of (lw', x'): max, first NaN / +inf, and the sums of w, w^2,
+//                       w d, w d^2, w 1{x <= truth}
 //   finish_tick         one block: the chunks combined (chunk_statistics.hpp) -> log-sum-exp, ESS,
 //                       mean, sd, PIT, the increment; bootstrap: the next tick's ESS test
 //
-// A chunk is a block: 256 threads, thread l holding particles 4096 c + l + 256 k (coalesced), and
-// the lanes' tree in shared memory (10 KiB) -- the CPU's order, hence its bits. Refusals (a NaN or
-// +inf log-weight, every weight zero, a refused resampler call) are kept with their tick, and
-// collect() reports the first in the CPU filter's words. The Philox counters are the CPU filter's.
+// A chunk is a block (run_chunk): 1024 threads move its particles, 256 of them then add the lanes
+// in the CPU's order, hence the CPU's bits. Refusals (a NaN or +inf log-weight, every weight
+// zero, a refused resampler call) are kept with their tick, and collect() reports the first in the
+// CPU filter's words. The Philox counters are the CPU filter's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -109,20 +111,42 @@ __device__ inline void decide(scalars* s, double ess, double lse, double thresho
   s->lse_base = resample ? s->lse_equal : lse;
 }
 
-/// The block's chunk summary (chunk_statistics.hpp) of (lw, x) over the chunk that starts at
-/// `begin`; `my_max` / `my_bad` are what this thread saw among its own particles, which it wrote to
-/// lw and x itself (so it reads them back from L2 without a fence).
-__device__ void summarise_chunk(const double* lw, const double* x, std::size_t begin, std::size_t n, double my_max,
-                                unsigned long long my_bad, double shift, double truth, chunk_summary* out) {
-  using reduce_max = cub::BlockReduce<double, threads>;
-  using reduce_min = cub::BlockReduce<unsigned long long, threads>;
+/// A chunk's kernel: `chunk_threads` threads move its 4096 particles, `per_thread` each (thread t:
+/// particles t, t + 1024, ...: coalesced), so that small systems still fill the GPU; then the chunk
+/// summary (chunk_statistics.hpp): the block's max and first NaN / +inf, each thread's weights
+/// w = exp(lw - m_c) staged in shared memory (32 KiB), and the 256 lanes' sums read from there and
+/// from the states in L2 (written by this block before a barrier), added by the lanes' tree (10
+/// KiB). `move(i)` moves particle i, writes its state to x[i], and returns its log-weight.
+constexpr int chunk_threads = 1024;
+constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
+
+template <class Move>
+__device__ void run_chunk(std::size_t n, const double* x, double shift, double truth, chunk_summary* out,
+                          const Move& move) {
+  using reduce_max = cub::BlockReduce<double, chunk_threads>;
+  using reduce_min = cub::BlockReduce<unsigned long long, chunk_threads>;
   __shared__ union {
     typename reduce_max::TempStorage max;
     typename reduce_min::TempStorage min;
   } tmp;
+  __shared__ double w_s[detail::chunk];
   __shared__ moments lane[threads];
   __shared__ double chunk_max;
   __shared__ unsigned long long chunk_bad;
+  const std::size_t begin = blockIdx.x * detail::chunk;
+  const std::size_t count = min(n - begin, detail::chunk);
+  double lw[per_thread];
+  double my_max = -inf;
+  unsigned long long my_bad = detail::no_index;
+#pragma unroll
+  for (int k = 0; k < per_thread; ++k) {
+    const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
+    lw[k] = -inf;
+    if (local >= count) continue;
+    lw[k] = move(begin + local);
+    if (!(lw[k] < inf)) my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
+    else if (lw[k] > my_max) my_max = lw[k];
+  }
   const double m = reduce_max(tmp.max).Reduce(my_max, [](double a, double b) { return a > b ? a : b; });
   __syncthreads();
   const unsigned long long bad =
@@ -132,25 +156,25 @@ __device__ void summarise_chunk(const double* lw, const double* x, std::size_t b
     chunk_bad = bad;
   }
   __syncthreads();
-  moments sums{};
-  if (chunk_bad == detail::no_index && chunk_max > -inf) {
-    for (std::size_t i = begin + threadIdx.x; i < min(n, begin + detail::chunk); i += threads) {
-      const double w = deterministic_exp_nonpositive(lw[i] - chunk_max);
-      if (w > 0.0) detail::add_particle(sums, w, x[i] - shift, x[i] <= truth);
-    }
+  const bool summed = chunk_bad == detail::no_index && chunk_max > -inf;
+#pragma unroll
+  for (int k = 0; k < per_thread; ++k) {
+    w_s[threadIdx.x + chunk_threads * k] = summed ? deterministic_exp_nonpositive(lw[k] - chunk_max) : 0.0;
   }
-  lane[threadIdx.x] = sums;
+  __syncthreads();  // also makes this block's states visible to its other threads
+  if (threadIdx.x < threads) {
+    moments sums{};
+    for (std::size_t local = threadIdx.x; local < count; local += threads) {
+      const double w = w_s[local];
+      if (w > 0.0) detail::add_particle(sums, w, x[begin + local] - shift, x[begin + local] <= truth);
+    }
+    lane[threadIdx.x] = sums;
+  }
   for (int h = threads / 2; h >= 1; h /= 2) {
     __syncthreads();
     if (threadIdx.x < h) lane[threadIdx.x] = lane[threadIdx.x] + lane[threadIdx.x + h];
   }
   if (threadIdx.x == 0) *out = chunk_summary{chunk_max, chunk_bad, lane[0]};
-}
-
-/// Particle i's contribution to its thread's max and first bad index.
-__device__ inline void observe(double lw, std::size_t i, double& my_max, unsigned long long& my_bad) {
-  if (!(lw < inf)) my_bad = min(my_bad, static_cast<unsigned long long>(i));
-  else if (lw > my_max) my_max = lw;
 }
 
 /// The tick's statistics from every chunk's summary, in combine_chunks' order, in one block.
@@ -202,35 +226,25 @@ __device__ inline double truth_at(const tick_io& io, std::uint32_t t) {
 }
 
 template <class Model>
-__global__ void __launch_bounds__(threads) initial_weight(Model model, key k, std::size_t n, tick_io io, double* x,
-                                                          double* lw, chunk_summary* chunks) {
-  const std::size_t begin = blockIdx.x * detail::chunk;
+__global__ void __launch_bounds__(chunk_threads) initial_weight(Model model, key k, std::size_t n, tick_io io, double* x,
+                                                                double* lw, chunk_summary* chunks) {
   const double y = io.y[0];
-  double my_max = -inf;
-  unsigned long long my_bad = detail::no_index;
-  for (std::size_t i = begin + threadIdx.x; i < min(n, begin + detail::chunk); i += threads) {
+  run_chunk(n, x, 0.0, truth_at(io, 0), chunks + blockIdx.x, [&](std::size_t i) {
     philox_stream rng(k, detail::propagation_index + i, 0);
     x[i] = model.initial(rng);
-    lw[i] = model.log_likelihood(y, x[i]);
-    observe(lw[i], i, my_max, my_bad);
-  }
-  summarise_chunk(lw, x, begin, n, my_max, my_bad, 0.0, truth_at(io, 0), chunks + blockIdx.x);
+    return lw[i] = model.log_likelihood(y, x[i]);
+  });
 }
 
 template <class Model>
-__global__ void __launch_bounds__(threads) first_stage(Model model, std::size_t n, const scalars* s, tick_io io,
-                                                       const double* x, const double* lw, double* fs, double* v,
-                                                       chunk_summary* chunks) {
-  const std::size_t begin = blockIdx.x * detail::chunk;
+__global__ void __launch_bounds__(chunk_threads) first_stage(Model model, std::size_t n, const scalars* s, tick_io io,
+                                                             const double* x, const double* lw, double* fs, double* v,
+                                                             chunk_summary* chunks) {
   const double y = io.y[s->tick];
-  double my_max = -inf;
-  unsigned long long my_bad = detail::no_index;
-  for (std::size_t i = begin + threadIdx.x; i < min(n, begin + detail::chunk); i += threads) {
+  run_chunk(n, x, 0.0, std::numeric_limits<double>::quiet_NaN(), chunks + blockIdx.x, [&](std::size_t i) {
     fs[i] = model.log_first_stage(y, x[i]);
-    v[i] = lw[i] + fs[i];
-    observe(v[i], i, my_max, my_bad);
-  }
-  summarise_chunk(v, x, begin, n, my_max, my_bad, 0.0, std::numeric_limits<double>::quiet_NaN(), chunks + blockIdx.x);
+    return v[i] = lw[i] + fs[i];
+  });
 }
 
 /// Auxiliary: the first stage's log-sum-exp and the ESS test on it.
@@ -250,7 +264,7 @@ __global__ void __launch_bounds__(threads) finish_first_stage(const chunk_summar
 }
 
 template <class Model>
-__global__ void __launch_bounds__(threads)
+__global__ void __launch_bounds__(chunk_threads)
     gather_propagate(Model model, key k, std::size_t n, double jitter, bool auxiliary, tick_io io,
                      const std::int32_t* ancestors, const cuda::device_status* st, const double* x, const double* lw,
                      const double* fs, double* x_out, double* lw_out, scalars* s, chunk_summary* chunks) {
@@ -260,10 +274,7 @@ __global__ void __launch_bounds__(threads)
   // it is recorded, and the particles move on unresampled until collect() reports it.
   const bool resampled = s->resample && st->code == 0;
   if (blockIdx.x == 0 && threadIdx.x == 0 && s->resample) record_call(s, st);
-  const std::size_t begin = blockIdx.x * detail::chunk;
-  double my_max = -inf;
-  unsigned long long my_bad = detail::no_index;
-  for (std::size_t j = begin + threadIdx.x; j < min(n, begin + detail::chunk); j += threads) {
+  run_chunk(n, x_out, s->mean, truth_at(io, tick), chunks + blockIdx.x, [&](std::size_t j) {
     double state, weight;
     if (resampled) {
       const auto a = static_cast<std::size_t>(ancestors[j]);
@@ -281,10 +292,13 @@ __global__ void __launch_bounds__(threads)
     state = model.propagate(state, rng);
     weight += model.log_likelihood(y, state);
     x_out[j] = state;
-    lw_out[j] = weight;
-    observe(weight, j, my_max, my_bad);
-  }
-  summarise_chunk(lw_out, x_out, begin, n, my_max, my_bad, s->mean, truth_at(io, tick), chunks + blockIdx.x);
+    return lw_out[j] = weight;
+  });
+}
+
+/// Opens the tick graph's conditional resampler node iff this tick resamples.
+__global__ void open_resampler(cudaGraphConditionalHandle handle, const scalars* s) {
+  cudaGraphSetConditional(handle, s->resample ? 1u : 0u);
 }
 
 /// One block: the tick's statistics, its outputs and increment; bootstrap: the next tick's ESS
@@ -389,6 +403,7 @@ struct cuda_filter<Model>::impl {
   filter_options opt;
   cudaStream_t stream;
   cudaStream_t capture_stream = nullptr;  ///< private: the legacy default stream cannot be captured
+  cudaStream_t body_stream = nullptr;     ///< private: captures the resampler's conditional body
   key k;
   std::size_t n = 0, chunk_count = 0;
   std::size_t temp_bytes = 0;
@@ -432,11 +447,13 @@ struct cuda_filter<Model>::impl {
     // In stream order (a pageable source is staged before the call returns).
     cuda::check(cudaMemcpyAsync(s, &init, sizeof init, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (bpf)");
     cuda::check(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking), "cudaStreamCreate (bpf)");
+    cuda::check(cudaStreamCreateWithFlags(&body_stream, cudaStreamNonBlocking), "cudaStreamCreate (bpf)");
   }
 
   ~impl() {
     for (auto& g : graph) g.reset();
     if (capture_stream) (void)cudaStreamDestroy(capture_stream);
+    if (body_stream) (void)cudaStreamDestroy(body_stream);
   }
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
@@ -488,37 +505,68 @@ struct cuda_filter<Model>::impl {
   }
 
   void enqueue_first_tick() {
-    initial_weight<<<chunks_for(n), threads, 0, stream>>>(model, k, n, io(), x_a.get(), lw_a.get(), chunks_a.get());
+    initial_weight<<<chunks_for(n), chunk_threads, 0, stream>>>(model, k, n, io(), x_a.get(), lw_a.get(), chunks_a.get());
     cuda::check_launch("bpf initial_weight");
     finish_tick<<<1, threads, 0, stream>>>(chunks_a.get(), chunk_count, x_a.get(), lw_a.get(), opt.ess_threshold, n,
                                            opt.kind == filter_kind::auxiliary, io(), s);
     cuda::check_launch("bpf finish_tick");
   }
 
-  /// A tick t > 0 of parity p (t % 2): the particles move from states(p, false) to states(p, true).
-  void enqueue_tick(int p, cudaStream_t on) {
+  /// Captures a tick t > 0 of parity p (t % 2) on `on` (capturing): the particles move from
+  /// states(p, false) to states(p, true). The resampler's kernels are the body of a conditional
+  /// node, captured on `body`, which open_resampler opens on the ticks that resample: on the others
+  /// nothing of it is launched.
+  void capture_tick(int p, cudaStream_t on, cudaStream_t body) {
     const bool auxiliary = opt.kind == filter_kind::auxiliary;
     const auto [x, lw] = states(p, false);
     const auto [x_out, lw_out] = states(p, true);
     const unsigned grid = chunks_for(n);
     const double* weights = lw;
     if (auxiliary) {
-      first_stage<<<grid, threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.get(), v_a.get(), chunks_a.get());
+      first_stage<<<grid, chunk_threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.get(), v_a.get(), chunks_a.get());
       cuda::check_launch("bpf first_stage");
       finish_first_stage<<<1, threads, 0, on>>>(chunks_a.get(), chunk_count, x, v_a.get(), opt.ess_threshold, n, s);
       cuda::check_launch("bpf finish_first_stage");
       weights = v_a.get();
     }
-    // Drawn only where the ESS test said so, at step t: both read from the device when the call runs.
-    resample::options gated = opt.resampling;
-    gated.device_gate = &s->resample;
-    gated.device_step = &s->tick;
-    std::size_t bytes = temp_bytes;
-    cuda::ancestors<double, std::int32_t>(temp_a.get(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.get(), gated,
-                                          on);
+    cudaStreamCaptureStatus capturing{};
+    cudaGraph_t graph = nullptr;
+    const cudaGraphNode_t* deps = nullptr;
+    std::size_t deps_count = 0;
+    cudaGraphConditionalHandle handle{};
+    cuda::check(cudaStreamGetCaptureInfo(on, &capturing, nullptr, &graph), "cudaStreamGetCaptureInfo (bpf)");
+    cuda::check(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0), "cudaGraphConditionalHandleCreate (bpf)");
+    open_resampler<<<1, 1, 0, on>>>(handle, s);
+    cuda::check_launch("bpf open_resampler");
+    cuda::check(cudaStreamGetCaptureInfo(on, &capturing, nullptr, &graph, &deps, nullptr, &deps_count),
+                "cudaStreamGetCaptureInfo (bpf)");
+    cudaGraphNodeParams cond{};
+    cond.type = cudaGraphNodeTypeConditional;
+    cond.conditional.handle = handle;
+    cond.conditional.type = cudaGraphCondTypeIf;
+    cond.conditional.size = 1;
+    cudaGraphNode_t node = nullptr;
+    cuda::check(cudaGraphAddNode(&node, graph, deps, nullptr, deps_count, &cond), "cudaGraphAddNode (bpf resampler)");
+    cuda::check(cudaStreamUpdateCaptureDependencies(on, &node, nullptr, 1, cudaStreamSetCaptureDependencies),
+                "cudaStreamUpdateCaptureDependencies (bpf)");
+    // The draw at step t, read from the device when the call runs.
+    cudaGraph_t resampler = cond.conditional.phGraph_out[0];
+    cuda::check(cudaStreamBeginCaptureToGraph(body, resampler, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal),
+                "cudaStreamBeginCaptureToGraph (bpf)");
+    try {
+      resample::options at_tick = opt.resampling;
+      at_tick.device_step = &s->tick;
+      std::size_t bytes = temp_bytes;
+      cuda::ancestors<double, std::int32_t>(temp_a.get(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.get(),
+                                            at_tick, body);
+    } catch (...) {
+      (void)cudaStreamEndCapture(body, &resampler);
+      throw;
+    }
+    cuda::check(cudaStreamEndCapture(body, &resampler), "cudaStreamEndCapture (bpf resampler)");
     const auto* status = reinterpret_cast<const cuda::device_status*>(temp_a.get());
-    gather_propagate<<<grid, threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.get(), status, x,
-                                               lw, fs_a.get(), x_out, lw_out, s, chunks_a.get());
+    gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.get(), status,
+                                                     x, lw, fs_a.get(), x_out, lw_out, s, chunks_a.get());
     cuda::check_launch("bpf gather_propagate");
     finish_tick<<<1, threads, 0, on>>>(chunks_a.get(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
                                        s);
@@ -528,7 +576,7 @@ struct cuda_filter<Model>::impl {
   void tick(std::size_t t) {
     if (t == 0) return enqueue_first_tick();
     const int p = static_cast<int>(t % 2);
-    if (!graph[p].ready()) graph[p].capture(capture_stream, [&](cudaStream_t on) { enqueue_tick(p, on); });
+    if (!graph[p].ready()) graph[p].capture(capture_stream, [&](cudaStream_t on) { capture_tick(p, on, body_stream); });
     graph[p].launch(stream);
   }
 };

@@ -6,10 +6,11 @@
 //   resample::bpf::filter_run r = f.collect();   // waits once, checks, copies the results back
 //
 // It follows the CPU filter step for step with the same Philox counters, the same deterministic
-// densities and the exact resamplers, so the states, log-weights, ancestors, log-likelihood, ESS
-// and resampling decisions are the CPU's bits. Only the mean, sd and PIT are sums of doubles in
-// another order, equal to the CPU's up to rounding. The ESS test is decided on the device, and the
-// resampler's kernels run gated by that decision (options::device_gate).
+// densities, the exact resamplers and the same summation order for the tick's statistics
+// (chunk_statistics.hpp), so every output is the CPU's bits: log-likelihood, increments, ESS,
+// resampling decisions, mean, sd and PIT. A tick is a CUDA graph (captured at the first tick that
+// needs it, again when enqueue() outgrows the buffers) that reads its tick number from the device;
+// the ESS test is decided on the device and opens the graph's conditional resampler node.
 #pragma once
 
 #include <memory>
