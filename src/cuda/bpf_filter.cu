@@ -18,7 +18,7 @@
 //   finish_tick         one block: the chunks combined (chunk_statistics.hpp) -> log-sum-exp, ESS,
 //                       mean, sd, PIT, the increment; bootstrap: the next tick's ESS test
 //
-// A chunk is a block (run_chunk): 1024 threads move its particles, 256 of them then add the lanes
+// A chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the lanes
 // in the CPU's order, hence the CPU's bits. Refusals (a NaN or +inf log-weight, every weight
 // zero, a refused resampler call) are kept with their tick, and collect() reports the first in the
 // CPU filter's words. The Philox counters are the CPU filter's.
@@ -112,12 +112,13 @@ __device__ inline void decide(scalars* s, double ess, double lse, double thresho
 }
 
 /// A chunk's kernel: `chunk_threads` threads move its 4096 particles, `per_thread` each (thread t:
-/// particles t, t + 1024, ...: coalesced), so that small systems still fill the GPU; then the chunk
-/// summary (chunk_statistics.hpp): the block's max and first NaN / +inf, each thread's weights
-/// w = exp(lw - m_c) staged in shared memory (32 KiB), and the 256 lanes' sums read from there and
-/// from the states in L2 (written by this block before a barrier), added by the lanes' tree (10
-/// KiB). `move(i)` moves particle i, writes its state to x[i], and returns its log-weight.
-constexpr int chunk_threads = 1024;
+/// particles t, t + 512, ...: coalesced), so that small systems still fill much of the GPU, with
+/// two blocks per SM so that one's barriers overlap the other's work; then the chunk summary
+/// (chunk_statistics.hpp): the block's max and first NaN / +inf, the log-weights staged in shared
+/// memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read from there
+/// and from the states in L2 (written by this block before a barrier), added by the lanes' tree
+/// (10 KiB). `move(i)` moves particle i, writes its state to x[i], and returns its log-weight.
+constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 
 template <class Move>
@@ -135,17 +136,17 @@ __device__ void run_chunk(std::size_t n, const double* x, double shift, double t
   __shared__ unsigned long long chunk_bad;
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
-  double lw[per_thread];
   double my_max = -inf;
   unsigned long long my_bad = detail::no_index;
-#pragma unroll
   for (int k = 0; k < per_thread; ++k) {
     const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
-    lw[k] = -inf;
-    if (local >= count) continue;
-    lw[k] = move(begin + local);
-    if (!(lw[k] < inf)) my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
-    else if (lw[k] > my_max) my_max = lw[k];
+    double lw = -inf;
+    if (local < count) {
+      lw = move(begin + local);
+      if (!(lw < inf)) my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
+      else if (lw > my_max) my_max = lw;
+    }
+    w_s[local] = lw;
   }
   const double m = reduce_max(tmp.max).Reduce(my_max, [](double a, double b) { return a > b ? a : b; });
   __syncthreads();
@@ -157,9 +158,9 @@ __device__ void run_chunk(std::size_t n, const double* x, double shift, double t
   }
   __syncthreads();
   const bool summed = chunk_bad == detail::no_index && chunk_max > -inf;
-#pragma unroll
   for (int k = 0; k < per_thread; ++k) {
-    w_s[threadIdx.x + chunk_threads * k] = summed ? deterministic_exp_nonpositive(lw[k] - chunk_max) : 0.0;
+    double& w = w_s[threadIdx.x + chunk_threads * k];
+    w = summed ? deterministic_exp_nonpositive(w - chunk_max) : 0.0;
   }
   __syncthreads();  // also makes this block's states visible to its other threads
   if (threadIdx.x < threads) {
@@ -226,7 +227,7 @@ __device__ inline double truth_at(const tick_io& io, std::uint32_t t) {
 }
 
 template <class Model>
-__global__ void __launch_bounds__(chunk_threads) initial_weight(Model model, key k, std::size_t n, tick_io io, double* x,
+__global__ void __launch_bounds__(chunk_threads, 2) initial_weight(Model model, key k, std::size_t n, tick_io io, double* x,
                                                                 double* lw, chunk_summary* chunks) {
   const double y = io.y[0];
   run_chunk(n, x, 0.0, truth_at(io, 0), chunks + blockIdx.x, [&](std::size_t i) {
@@ -237,7 +238,7 @@ __global__ void __launch_bounds__(chunk_threads) initial_weight(Model model, key
 }
 
 template <class Model>
-__global__ void __launch_bounds__(chunk_threads) first_stage(Model model, std::size_t n, const scalars* s, tick_io io,
+__global__ void __launch_bounds__(chunk_threads, 2) first_stage(Model model, std::size_t n, const scalars* s, tick_io io,
                                                              const double* x, const double* lw, double* fs, double* v,
                                                              chunk_summary* chunks) {
   const double y = io.y[s->tick];
@@ -264,7 +265,7 @@ __global__ void __launch_bounds__(threads) finish_first_stage(const chunk_summar
 }
 
 template <class Model>
-__global__ void __launch_bounds__(chunk_threads)
+__global__ void __launch_bounds__(chunk_threads, 2)
     gather_propagate(Model model, key k, std::size_t n, double jitter, bool auxiliary, tick_io io,
                      const std::int32_t* ancestors, const cuda::device_status* st, const double* x, const double* lw,
                      const double* fs, double* x_out, double* lw_out, scalars* s, chunk_summary* chunks) {

@@ -252,12 +252,15 @@ __global__ void __launch_bounds__(finish_threads)
   }
 }
 
-/// A call's opening under a device gate (options::device_gate): the status zeroed, and marked
-/// `skipped` when the gate reads 0, which every later kernel of the call obeys.
+/// A call's opening: the status zeroed and, under a device gate (options::device_gate) that reads
+/// 0, marked `skipped`, which every later kernel of the call obeys. A kernel rather than a memset
+/// node, so that a call captured in a conditional graph node's body (the particle filter's tick)
+/// is all kernels: under compute-sanitizer's racecheck and synccheck a memset node there was
+/// not finished when the next kernel read the status (normal runs were right).
 template <class = void>  // a template, so that every file including this header may instantiate it
 __global__ void open_call(device_status* st, const int* gate) {
   *st = device_status{};
-  if (*gate == 0) st->code = static_cast<int>(status_code::skipped);
+  if (gate && *gate == 0) st->code = static_cast<int>(status_code::skipped);
 }
 
 /// Enqueues max_pass, tile_pass and finish_pass: after them, status holds the verdict, Q and F,
@@ -267,12 +270,8 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
                const finish_request& req, cudaStream_t stream, const int* gate = nullptr) {
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
-  if (gate) {
-    open_call<><<<1, 1, 0, stream>>>(st, gate);
-    check_launch("open_call");
-  } else {
-    check(cudaMemsetAsync(st, 0, sizeof(device_status), stream), "cudaMemsetAsync (status)");
-  }
+  open_call<><<<1, 1, 0, stream>>>(st, gate);
+  check_launch("open_call");
   const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles, 2048));
   max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
   check_launch("max_pass");
