@@ -36,13 +36,13 @@
 #include "resample/bpf/linear_gaussian_model.hpp"
 #include "resample/bpf/sv_model.hpp"
 #include "resample/cuda/error.hpp"
+#include "resample/cuda/host.hpp"
 #include "resample/cuda/resample.hpp"
 
 namespace resample::bpf {
 namespace {
 
-constexpr int threads = detail::lanes;  // a chunk per block, a lane per thread
-static_assert(detail::chunk == std::size_t{threads} * detail::per_lane);
+constexpr int lanes = detail::lanes;  // the finishing kernels: a lane per thread
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 /// The filter's device scalars.
@@ -51,9 +51,7 @@ struct scalars {
   int resample;            ///< whether this tick resamples (the ESS test, made on the device)
   double lse_equal;        ///< log sum exp of N zeros (detail::log_sum_exp_of_equal)
   double lse_after;        ///< log sum exp of the weights after the latest tick
-  double ess_after;
   double mean;             ///< the latest filtered mean: the shift of the next tick's sums
-  double lse_first_stage;  ///< auxiliary: of v
   double lse_base;         ///< what this tick's second-stage increment is measured from
   double increment_first;  ///< auxiliary: log sum exp(v) - log sum exp(lw)
   double log_likelihood;
@@ -74,6 +72,7 @@ struct tick_io {
   int* resampled;
 };
 
+using cuda::host::device_vector;
 using detail::chunk_summary;
 using detail::moments;
 
@@ -84,10 +83,9 @@ __device__ inline void record(scalars* s, const cuda::device_status& st, double 
   s->failed_state = state;
 }
 
-/// Keeps a library call's refusal (its verdict `st`); `skipped` (a closed gate) is not one.
+/// Keeps a library call's refusal (its verdict `st`).
 __device__ inline void record_call(scalars* s, const cuda::device_status* st) {
-  if (st->code == 0 || st->code == static_cast<int>(cuda::status_code::skipped)) return;
-  record(s, *st, 0.0);
+  if (st->code != 0) record(s, *st, 0.0);
 }
 
 /// Keeps the filter's refusal of a tick's weights: a NaN / +inf at `t.first_bad`, or all zero.
@@ -111,6 +109,42 @@ __device__ inline void decide(scalars* s, double ess, double lse, double thresho
   s->lse_base = resample ? s->lse_equal : lse;
 }
 
+/// The block's max of `my_max` and min of `my_bad` (a first offending index), in every thread.
+template <int BlockThreads>
+__device__ void block_max_and_first_bad(double& my_max, unsigned long long& my_bad) {
+  using reduce_max = cub::BlockReduce<double, BlockThreads>;
+  using reduce_min = cub::BlockReduce<unsigned long long, BlockThreads>;
+  __shared__ union {
+    typename reduce_max::TempStorage max;
+    typename reduce_min::TempStorage min;
+  } tmp;
+  __shared__ double max_s;
+  __shared__ unsigned long long bad_s;
+  const double m = reduce_max(tmp.max).Reduce(my_max, [](double a, double b) { return a > b ? a : b; });
+  __syncthreads();
+  const unsigned long long bad =
+      reduce_min(tmp.min).Reduce(my_bad, [](unsigned long long a, unsigned long long b) { return a < b ? a : b; });
+  if (threadIdx.x == 0) {
+    max_s = m;
+    bad_s = bad;
+  }
+  __syncthreads();
+  my_max = max_s;
+  my_bad = bad_s;
+}
+
+/// The lanes' halving tree of chunk_statistics.hpp (tree_sum) in shared memory; every thread of
+/// the block calls, the first `lanes` with their lane's sums. The total, in thread 0.
+__device__ moments lane_total(const moments& mine) {
+  __shared__ moments lane[lanes];
+  if (threadIdx.x < lanes) lane[threadIdx.x] = mine;
+  for (int h = lanes / 2; h >= 1; h /= 2) {
+    __syncthreads();
+    if (threadIdx.x < h) lane[threadIdx.x] = lane[threadIdx.x] + lane[threadIdx.x + h];
+  }
+  return lane[0];  // thread 0 wrote it last
+}
+
 /// A chunk's kernel: `chunk_threads` threads move its 4096 particles, `per_thread` each (thread t:
 /// particles t, t + 512, ...: coalesced), so that small systems still fill much of the GPU, with
 /// two blocks per SM so that one's barriers overlap the other's work; then the chunk summary
@@ -120,20 +154,12 @@ __device__ inline void decide(scalars* s, double ess, double lse, double thresho
 /// (10 KiB). `move(i)` moves particle i, writes its state to x[i], and returns its log-weight.
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
+static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
 
 template <class Move>
 __device__ void run_chunk(std::size_t n, const double* x, double shift, double truth, chunk_summary* out,
                           const Move& move) {
-  using reduce_max = cub::BlockReduce<double, chunk_threads>;
-  using reduce_min = cub::BlockReduce<unsigned long long, chunk_threads>;
-  __shared__ union {
-    typename reduce_max::TempStorage max;
-    typename reduce_min::TempStorage min;
-  } tmp;
   __shared__ double w_s[detail::chunk];
-  __shared__ moments lane[threads];
-  __shared__ double chunk_max;
-  __shared__ unsigned long long chunk_bad;
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
   double my_max = -inf;
@@ -148,77 +174,42 @@ __device__ void run_chunk(std::size_t n, const double* x, double shift, double t
     }
     w_s[local] = lw;
   }
-  const double m = reduce_max(tmp.max).Reduce(my_max, [](double a, double b) { return a > b ? a : b; });
-  __syncthreads();
-  const unsigned long long bad =
-      reduce_min(tmp.min).Reduce(my_bad, [](unsigned long long a, unsigned long long b) { return a < b ? a : b; });
-  if (threadIdx.x == 0) {
-    chunk_max = m;
-    chunk_bad = bad;
-  }
-  __syncthreads();
-  const bool summed = chunk_bad == detail::no_index && chunk_max > -inf;
+  block_max_and_first_bad<chunk_threads>(my_max, my_bad);  // now the chunk's
+  const bool summed = my_bad == detail::no_index && my_max > -inf;
   for (int k = 0; k < per_thread; ++k) {
     double& w = w_s[threadIdx.x + chunk_threads * k];
-    w = summed ? deterministic_exp_nonpositive(w - chunk_max) : 0.0;
+    w = summed ? deterministic_exp_nonpositive(w - my_max) : 0.0;
   }
   __syncthreads();  // also makes this block's states visible to its other threads
-  if (threadIdx.x < threads) {
-    moments sums{};
-    for (std::size_t local = threadIdx.x; local < count; local += threads) {
-      const double w = w_s[local];
-      if (w > 0.0) detail::add_particle(sums, w, x[begin + local] - shift, x[begin + local] <= truth);
-    }
-    lane[threadIdx.x] = sums;
+  moments sums{};
+  for (std::size_t local = threadIdx.x; threadIdx.x < lanes && local < count; local += lanes) {
+    const double w = w_s[local];
+    if (w > 0.0) detail::add_particle(sums, w, x[begin + local] - shift, x[begin + local] <= truth);
   }
-  for (int h = threads / 2; h >= 1; h /= 2) {
-    __syncthreads();
-    if (threadIdx.x < h) lane[threadIdx.x] = lane[threadIdx.x] + lane[threadIdx.x + h];
-  }
-  if (threadIdx.x == 0) *out = chunk_summary{chunk_max, chunk_bad, lane[0]};
+  const moments total = lane_total(sums);
+  if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
 }
 
 /// The tick's statistics from every chunk's summary, in combine_chunks' order, in one block.
 __device__ detail::tick_statistics combine_chunks(const chunk_summary* chunks, std::size_t count, double shift,
                                                   bool has_truth) {
-  using reduce_max = cub::BlockReduce<double, threads>;
-  using reduce_min = cub::BlockReduce<unsigned long long, threads>;
-  __shared__ union {
-    typename reduce_max::TempStorage max;
-    typename reduce_min::TempStorage min;
-  } tmp;
-  __shared__ moments lane[threads];
-  __shared__ double M_s;
-  __shared__ unsigned long long bad_s;
-  double m = -inf;
+  double M = -inf;
   unsigned long long bad = detail::no_index;
-  for (std::size_t c = threadIdx.x; c < count; c += threads) {
-    m = chunks[c].max > m ? chunks[c].max : m;
+  for (std::size_t c = threadIdx.x; c < count; c += lanes) {
+    M = chunks[c].max > M ? chunks[c].max : M;
     bad = min(bad, static_cast<unsigned long long>(chunks[c].first_bad));
   }
-  m = reduce_max(tmp.max).Reduce(m, [](double a, double b) { return a > b ? a : b; });
-  __syncthreads();
-  bad = reduce_min(tmp.min).Reduce(bad, [](unsigned long long a, unsigned long long b) { return a < b ? a : b; });
-  if (threadIdx.x == 0) {
-    M_s = m;
-    bad_s = bad;
-  }
-  __syncthreads();
+  block_max_and_first_bad<lanes>(M, bad);
   detail::tick_statistics t;
-  const double M = M_s;
-  t.first_bad = bad_s;
+  t.first_bad = bad;
   t.all_zero = t.first_bad == detail::no_index && M == -inf;
   if (t.first_bad != detail::no_index || t.all_zero) return t;
   moments acc{};
-  for (std::size_t c = threadIdx.x; c < count; c += threads) {
+  for (std::size_t c = threadIdx.x; c < count; c += lanes) {
     if (chunks[c].max > -inf) detail::add_chunk(acc, chunks[c].sums, deterministic_exp_nonpositive(chunks[c].max - M));
   }
-  lane[threadIdx.x] = acc;
-  for (int h = threads / 2; h >= 1; h /= 2) {
-    __syncthreads();
-    if (threadIdx.x < h) lane[threadIdx.x] = lane[threadIdx.x] + lane[threadIdx.x + h];
-  }
-  if (threadIdx.x == 0) detail::finish_statistics(t, M, lane[0], shift, has_truth);
+  const moments total = lane_total(acc);
+  if (threadIdx.x == 0) detail::finish_statistics(t, M, total, shift, has_truth);
   return t;  // complete in thread 0 only
 }
 
@@ -249,7 +240,7 @@ __global__ void __launch_bounds__(chunk_threads, 2) first_stage(Model model, std
 }
 
 /// Auxiliary: the first stage's log-sum-exp and the ESS test on it.
-__global__ void __launch_bounds__(threads) finish_first_stage(const chunk_summary* chunks, std::size_t count,
+__global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary* chunks, std::size_t count,
                                                               const double* x, const double* v, double threshold,
                                                               std::size_t n, scalars* s) {
   const auto t = combine_chunks(chunks, count, 0.0, false);
@@ -259,7 +250,6 @@ __global__ void __launch_bounds__(threads) finish_first_stage(const chunk_summar
     s->resample = 0;
     return;
   }
-  s->lse_first_stage = t.log_sum_exp;
   s->increment_first = t.log_sum_exp - s->lse_after;
   decide(s, t.ess, t.log_sum_exp, threshold, n);
 }
@@ -304,7 +294,7 @@ __global__ void open_resampler(cudaGraphConditionalHandle handle, const scalars*
 
 /// One block: the tick's statistics, its outputs and increment; bootstrap: the next tick's ESS
 /// test. Then the tick counter moves on.
-__global__ void __launch_bounds__(threads) finish_tick(const chunk_summary* chunks, std::size_t count, const double* x,
+__global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks, std::size_t count, const double* x,
                                                        const double* lw, double threshold, std::size_t n,
                                                        bool auxiliary, tick_io io, scalars* s) {
   const std::uint32_t tick = s->tick;
@@ -328,36 +318,11 @@ __global__ void __launch_bounds__(threads) finish_tick(const chunk_summary* chun
     io.pit[tick] = t.pit;
     s->log_likelihood += increment;
     s->lse_after = t.log_sum_exp;
-    s->ess_after = t.ess;
     s->mean = t.mean;
     if (!auxiliary) decide(s, t.ess, t.log_sum_exp, threshold, n);
   }
   s->tick = tick + 1;
 }
-
-unsigned chunks_for(std::size_t n) { return static_cast<unsigned>((n + detail::chunk - 1) / detail::chunk); }
-
-/// A device array, freed with its owner (so a constructor that throws half-way leaks nothing).
-template <class X>
-class device_array {
- public:
-  device_array() = default;
-  explicit device_array(std::size_t count) {
-    if (count) cuda::check(cudaMalloc(reinterpret_cast<void**>(&p_), count * sizeof(X)), "cudaMalloc (bpf)");
-  }
-  device_array(device_array&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
-  device_array& operator=(device_array&& o) noexcept {
-    std::swap(p_, o.p_);
-    return *this;
-  }
-  ~device_array() {
-    if (p_) (void)cudaFree(p_);
-  }
-  [[nodiscard]] X* get() const { return p_; }
-
- private:
-  X* p_ = nullptr;
-};
 
 /// A captured tick, instantiated; destroyed with its owner.
 class tick_graph {
@@ -410,13 +375,13 @@ struct cuda_filter<Model>::impl {
   std::size_t temp_bytes = 0;
   std::size_t ticks = 0, capacity = 0;
   bool truth_given = false;
-  device_array<double> x_a, lw_a, x_next_a, lw_next_a, fs_a, v_a, y_a, truth_a;
-  device_array<std::int32_t> ancestors_a;
-  device_array<chunk_summary> chunks_a;
-  device_array<scalars> s_a;
-  device_array<unsigned char> temp_a;
-  device_array<double> increment_a, mean_a, sd_a, ess_a, pit_a;
-  device_array<int> resampled_a;
+  device_vector<double> x_a, lw_a, x_next_a, lw_next_a, fs_a, v_a, y_a, truth_a;
+  device_vector<std::int32_t> ancestors_a;
+  device_vector<chunk_summary> chunks_a;
+  device_vector<scalars> s_a;
+  device_vector<unsigned char> temp_a;
+  device_vector<double> increment_a, mean_a, sd_a, ess_a, pit_a;
+  device_vector<int> resampled_a;
   scalars* s = nullptr;
   /// Ticks t > 0: graph[t % 2] (the two graphs differ in which buffers hold the particles).
   tick_graph graph[2];
@@ -425,23 +390,23 @@ struct cuda_filter<Model>::impl {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
     n = o.particles;
-    chunk_count = chunks_for(n);
+    chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
     // Sizes first: a bad scheme option throws here, before anything is allocated.
     cuda::ancestors<double, std::int32_t>(nullptr, temp_bytes, o.resampler, nullptr, n, k, 0, nullptr, o.resampling,
                                           stream);
-    x_a = device_array<double>(n);
-    lw_a = device_array<double>(n);
-    x_next_a = device_array<double>(n);
-    lw_next_a = device_array<double>(n);
+    x_a = device_vector<double>(n);
+    lw_a = device_vector<double>(n);
+    x_next_a = device_vector<double>(n);
+    lw_next_a = device_vector<double>(n);
     const bool auxiliary = o.kind == filter_kind::auxiliary;
-    fs_a = device_array<double>(auxiliary ? n : 0);  // the first stage's buffers
-    v_a = device_array<double>(auxiliary ? n : 0);
-    ancestors_a = device_array<std::int32_t>(n);
-    chunks_a = device_array<chunk_summary>(chunk_count);
-    s_a = device_array<scalars>(1);
-    temp_a = device_array<unsigned char>(temp_bytes);
-    s = s_a.get();
+    fs_a = device_vector<double>(auxiliary ? n : 0);  // the first stage's buffers
+    v_a = device_vector<double>(auxiliary ? n : 0);
+    ancestors_a = device_vector<std::int32_t>(n);
+    chunks_a = device_vector<chunk_summary>(chunk_count);
+    s_a = device_vector<scalars>(1);
+    temp_a = device_vector<unsigned char>(temp_bytes);
+    s = s_a.data();
     scalars init{};
     init.lse_equal = detail::log_sum_exp_of_equal(n);
     init.failed_tick = ~0u;
@@ -460,8 +425,8 @@ struct cuda_filter<Model>::impl {
   impl& operator=(const impl&) = delete;
 
   [[nodiscard]] tick_io io() const {
-    return {y_a.get(),  truth_given ? truth_a.get() : nullptr, increment_a.get(), mean_a.get(), sd_a.get(),
-            ess_a.get(), pit_a.get(), resampled_a.get()};
+    return {y_a.data(),  truth_given ? truth_a.data() : nullptr, increment_a.data(), mean_a.data(), sd_a.data(),
+            ess_a.data(), pit_a.data(), resampled_a.data()};
   }
 
   /// Room for `total` ticks of observations, outputs and, once any were given, true states. Grown
@@ -474,10 +439,10 @@ struct cuda_filter<Model>::impl {
     for (auto& g : graph) g.reset();
     const std::size_t grown = std::max({total, 2 * capacity, std::size_t{64}});
     auto grow = [&](auto& array, std::size_t keep) {
-      using X = std::remove_pointer_t<decltype(array.get())>;
-      device_array<X> bigger(grown);
-      if (array.get() && keep) {
-        cuda::check(cudaMemcpy(bigger.get(), array.get(), keep * sizeof(X), cudaMemcpyDeviceToDevice), "cudaMemcpy (bpf)");
+      using X = std::remove_pointer_t<decltype(array.data())>;
+      device_vector<X> bigger(grown);
+      if (array.data() && keep) {
+        cuda::check(cudaMemcpy(bigger.data(), array.data(), keep * sizeof(X), cudaMemcpyDeviceToDevice), "cudaMemcpy (bpf)");
       }
       array = std::move(bigger);
     };
@@ -489,10 +454,10 @@ struct cuda_filter<Model>::impl {
     }
     if (new_truth) {  // NaN for the ticks before: they had none
       truth_given = true;
-      device_array<double> fresh(capacity);
+      device_vector<double> fresh(capacity);
       const std::vector<double> nan(ticks, std::numeric_limits<double>::quiet_NaN());
       if (ticks) {
-        cuda::check(cudaMemcpy(fresh.get(), nan.data(), ticks * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (bpf)");
+        cuda::check(cudaMemcpy(fresh.data(), nan.data(), ticks * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (bpf)");
       }
       truth_a = std::move(fresh);
     }
@@ -502,13 +467,13 @@ struct cuda_filter<Model>::impl {
   /// tick 0 writes x_a, tick 1 reads it and writes x_next_a, tick 2 reads that, and so on.
   [[nodiscard]] std::pair<double*, double*> states(int p, bool next) const {
     const bool second = (p == 1) == next;
-    return second ? std::pair{x_next_a.get(), lw_next_a.get()} : std::pair{x_a.get(), lw_a.get()};
+    return second ? std::pair{x_next_a.data(), lw_next_a.data()} : std::pair{x_a.data(), lw_a.data()};
   }
 
   void enqueue_first_tick() {
-    initial_weight<<<chunks_for(n), chunk_threads, 0, stream>>>(model, k, n, io(), x_a.get(), lw_a.get(), chunks_a.get());
+    initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(model, k, n, io(), x_a.data(), lw_a.data(), chunks_a.data());
     cuda::check_launch("bpf initial_weight");
-    finish_tick<<<1, threads, 0, stream>>>(chunks_a.get(), chunk_count, x_a.get(), lw_a.get(), opt.ess_threshold, n,
+    finish_tick<<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x_a.data(), lw_a.data(), opt.ess_threshold, n,
                                            opt.kind == filter_kind::auxiliary, io(), s);
     cuda::check_launch("bpf finish_tick");
   }
@@ -521,14 +486,14 @@ struct cuda_filter<Model>::impl {
     const bool auxiliary = opt.kind == filter_kind::auxiliary;
     const auto [x, lw] = states(p, false);
     const auto [x_out, lw_out] = states(p, true);
-    const unsigned grid = chunks_for(n);
+    const auto grid = static_cast<unsigned>(chunk_count);
     const double* weights = lw;
     if (auxiliary) {
-      first_stage<<<grid, chunk_threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.get(), v_a.get(), chunks_a.get());
+      first_stage<<<grid, chunk_threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.data(), v_a.data(), chunks_a.data());
       cuda::check_launch("bpf first_stage");
-      finish_first_stage<<<1, threads, 0, on>>>(chunks_a.get(), chunk_count, x, v_a.get(), opt.ess_threshold, n, s);
+      finish_first_stage<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v_a.data(), opt.ess_threshold, n, s);
       cuda::check_launch("bpf finish_first_stage");
-      weights = v_a.get();
+      weights = v_a.data();
     }
     cudaStreamCaptureStatus capturing{};
     cudaGraph_t graph = nullptr;
@@ -558,18 +523,18 @@ struct cuda_filter<Model>::impl {
       resample::options at_tick = opt.resampling;
       at_tick.device_step = &s->tick;
       std::size_t bytes = temp_bytes;
-      cuda::ancestors<double, std::int32_t>(temp_a.get(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.get(),
+      cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
                                             at_tick, body);
     } catch (...) {
       (void)cudaStreamEndCapture(body, &resampler);
       throw;
     }
     cuda::check(cudaStreamEndCapture(body, &resampler), "cudaStreamEndCapture (bpf resampler)");
-    const auto* status = reinterpret_cast<const cuda::device_status*>(temp_a.get());
-    gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.get(), status,
-                                                     x, lw, fs_a.get(), x_out, lw_out, s, chunks_a.get());
+    const auto* status = reinterpret_cast<const cuda::device_status*>(temp_a.data());
+    gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(), status,
+                                                     x, lw, fs_a.data(), x_out, lw_out, s, chunks_a.data());
     cuda::check_launch("bpf gather_propagate");
-    finish_tick<<<1, threads, 0, on>>>(chunks_a.get(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
+    finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
                                        s);
     cuda::check_launch("bpf finish_tick");
   }
@@ -597,13 +562,13 @@ void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const doub
   m.reserve(m.ticks + y.size(), !truth.empty());
   // This call's observations and true states (NaN where none are given), in stream order. A
   // pageable source is staged before cudaMemcpyAsync returns, so `slice` may go out of scope.
-  cuda::check(cudaMemcpyAsync(m.y_a.get() + m.ticks, y.data(), y.size() * sizeof(double), cudaMemcpyHostToDevice,
+  cuda::check(cudaMemcpyAsync(m.y_a.data() + m.ticks, y.data(), y.size() * sizeof(double), cudaMemcpyHostToDevice,
                               m.stream),
               "cudaMemcpyAsync (bpf observations)");
   if (m.truth_given) {
     std::vector<double> slice(y.size(), std::numeric_limits<double>::quiet_NaN());
     std::copy(truth.begin(), truth.end(), slice.begin());
-    cuda::check(cudaMemcpyAsync(m.truth_a.get() + m.ticks, slice.data(), slice.size() * sizeof(double),
+    cuda::check(cudaMemcpyAsync(m.truth_a.data() + m.ticks, slice.data(), slice.size() * sizeof(double),
                                 cudaMemcpyHostToDevice, m.stream),
                 "cudaMemcpyAsync (bpf truth)");
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "resample/core/validate.hpp"
@@ -13,10 +14,11 @@
 
 namespace resample::cuda::host {
 
-/// A device array of X, freed on scope exit.
+/// A device array of X, freed on scope exit (movable, so an owner can replace it with a larger one).
 template <class X>
 class device_vector {
  public:
+  device_vector() = default;
   explicit device_vector(std::size_t n) : n_(n) {
     if (n) check(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(X)), "cudaMalloc");
   }
@@ -25,6 +27,12 @@ class device_vector {
   }
   device_vector(const device_vector&) = delete;
   device_vector& operator=(const device_vector&) = delete;
+  device_vector(device_vector&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  device_vector& operator=(device_vector&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
   ~device_vector() {
     if (p_) (void)cudaFree(p_);
   }
@@ -35,7 +43,7 @@ class device_vector {
 
  private:
   X* p_ = nullptr;
-  std::size_t n_;
+  std::size_t n_ = 0;
 };
 
 template <class T, class Index>
