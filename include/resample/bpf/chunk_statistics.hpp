@@ -14,14 +14,15 @@
 //     log-sum-exp = M + log S_w, ESS = S_w^2 / S_w2, mean = shift + S_wd / S_w,
 //     var = S_wdd / S_w - (S_wd / S_w)^2, PIT = S_below / S_w.
 //
-// The GPU runs a chunk in a block of 256 threads, a lane per thread, and the tree in shared memory.
+// The GPU runs a chunk in a block (src/cuda/bpf_filter.cu), 256 of its threads a lane each, and the
+// tree in shared memory.
 // Every product that feeds a sum is an explicit fma, every exp and log the deterministic one.
 //
 // These are sums of doubles in a fixed order, not the library's exact integer sums (which need the
 // max before the first weight is formed, hence a pass of their own). Every term is positive, so
-// S_w's relative error is at most about (16 + 8 + N / 2^20 + 8 + 4) 2^-53 (a lane's 16 terms, the
-// tree, a lane's chunks, the tree, the exps): below 1e-14 for N <= 2^30, far below the Monte Carlo
-// error of the estimate. The shift (the previous tick's filtered mean) keeps the variance free of
+// S_w's relative error is at most about (36 + N / 2^20) 2^-53 (a lane's 16 terms, the tree, a
+// lane's chunks, the tree, the exps): below 1e-14 for N <= 2^25, about 1.2e-13 at N = 2^30, far
+// below the Monte Carlo error of the estimate. The shift (the previous tick's filtered mean) keeps the variance free of
 // cancellation.
 #pragma once
 
@@ -31,11 +32,9 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <vector>
 
 #include "resample/core/config.hpp"
 #include "resample/core/deterministic_math.hpp"
-#include "resample/core/exact_cdf.hpp"
 
 namespace resample::bpf::detail {
 

@@ -22,7 +22,6 @@ struct linear_gaussian_parameters {
 
 class linear_gaussian_model {
  public:
-  using parameters = linear_gaussian_parameters;
 
   explicit linear_gaussian_model(const linear_gaussian_parameters& p) : p_(p) {
     detail::check_autoregression(p.rho);
@@ -41,7 +40,6 @@ class linear_gaussian_model {
   [[nodiscard]] double stationary_sd() const { return stationary_sd_; }
 
   RESAMPLE_HOST_DEVICE double initial(philox_stream& s) const { return stationary_sd_ * standard_normal(s); }
-  RESAMPLE_HOST_DEVICE double predicted_mean(double x) const { return p_.rho * x; }
   RESAMPLE_HOST_DEVICE double propagate(double x, philox_stream& s) const {
     return resample::detail::fused(p_.sigma, standard_normal(s), p_.rho * x);
   }

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "resample/bpf/chunk_statistics.hpp"
+#include "resample/bpf/parameter_checks.hpp"
 #include "resample/core/error.hpp"
 #include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
@@ -107,12 +108,9 @@ inline void check_filter_options(const filter_options& o) {
   if (o.particles == 0) throw invalid_input("the filter needs at least one particle (N = 0)");
   if (o.particles > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 particles");
   if (!(o.ess_threshold >= 0.0) || !std::isfinite(o.ess_threshold)) {
-    throw invalid_input("ess_threshold = " + resample::detail::format_value(o.ess_threshold) +
-                        " is invalid: it must be a finite number >= 0 (1 = resample at every tick)");
+    refuse("ess_threshold", o.ess_threshold, "it must be a finite number >= 0 (1 = resample at every tick)");
   }
-  if (!(o.jitter >= 0.0) || !std::isfinite(o.jitter)) {
-    throw invalid_input("jitter = " + resample::detail::format_value(o.jitter) + " is invalid: it must be finite and >= 0");
-  }
+  if (!(o.jitter >= 0.0) || !std::isfinite(o.jitter)) refuse("jitter", o.jitter, "it must be finite and >= 0");
 }
 }  // namespace detail
 
@@ -173,7 +171,7 @@ class particle_filter {
     out.ess = stats.ess;
     out.mean = stats.mean;
     out.sd = stats.sd;
-    if (truth == truth) out.pit = stats.pit;
+    out.pit = stats.pit;  // NaN without a truth
     log_likelihood_ += out.log_likelihood_increment;
     ++tick_;
     return out;
@@ -215,6 +213,7 @@ class particle_filter {
     const std::size_t n = opt_.particles;
     cpu::ancestors(ex_, opt_.resampler, std::span<const double>(weights), key_, t, std::span<std::uint32_t>(ancestors_),
                    opt_.resampling);
+    // `weights` (lw_, or v in spare_) is spent: the gather may overwrite both.
     ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
       for (std::size_t j = begin; j < end; ++j) {
         const std::size_t a = ancestors_[j];
@@ -223,12 +222,10 @@ class particle_filter {
           philox_stream s(key_, detail::jitter_index + j, t);
           spare_[j] = resample::detail::fused(opt_.jitter, standard_normal(s), spare_[j]);
         }
+        lw_[j] = auxiliary ? -first_stage_[a] : 0.0;
       }
     });
     std::swap(x_, spare_);
-    ex_.for_blocks(n, [&](std::size_t begin, std::size_t end, std::size_t) {
-      for (std::size_t j = begin; j < end; ++j) lw_[j] = auxiliary ? -first_stage_[ancestors_[j]] : 0.0;
-    });
   }
 
   Model model_;

@@ -31,7 +31,6 @@ struct sv_parameters {
 
 class sv_model {
  public:
-  using parameters = sv_parameters;
 
   /// Checks the parameters (invalid_input naming the first bad one) and computes the constants.
   explicit sv_model(const sv_parameters& p) : p_(p) {

@@ -16,8 +16,8 @@
 namespace resample {
 
 namespace detail {
-/// deterministic_exp(x) for x in [-745.13, 709.78]: its reduction, series and scaling.
-/// The constants of deterministic_exp, shared by its scalar and lockstep forms.
+/// The constants of deterministic_exp, shared by its scalar and lockstep forms (and ln 2's two
+/// parts by deterministic_log).
 struct exp_constants {
   static constexpr double inv_ln2 = 1.4426950408889634074;     // 1 / ln 2
   static constexpr double ln2_hi = 6.93147180369123816490e-01;  // ln 2, top 32 bits: k * ln2_hi is exact
@@ -37,6 +37,7 @@ struct exp_constants {
   }
 };
 
+/// deterministic_exp(x) for x in [-745.13, 709.78]: its reduction, series and scaling.
 RESAMPLE_HOST_DEVICE inline double exp_in_range(double x) {
   using e = exp_constants;
   constexpr double inv_ln2 = e::inv_ln2, ln2_hi = e::ln2_hi, ln2_lo = e::ln2_lo, shifter = e::shifter;
@@ -139,8 +140,8 @@ RESAMPLE_HOST_DEVICE inline double deterministic_exp_nonpositive(double x) {
 /// below 1e-20 for |s| < 0.172); ln 2 in two parts. ln 0 = -inf, ln of a negative number or NaN is
 /// NaN, ln inf = inf.
 RESAMPLE_HOST_DEVICE inline double deterministic_log(double x) {
-  constexpr double ln2_hi = 6.93147180369123816490e-01;
-  constexpr double ln2_lo = 1.90821492927058770002e-10;
+  constexpr double ln2_hi = detail::exp_constants::ln2_hi;
+  constexpr double ln2_lo = detail::exp_constants::ln2_lo;
   constexpr double sqrt2 = 1.4142135623730951;
   if (x != x || x < 0.0) return std::numeric_limits<double>::quiet_NaN();
   if (x == 0.0) return -std::numeric_limits<double>::infinity();

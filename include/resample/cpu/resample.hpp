@@ -166,8 +166,8 @@ double log_likelihood_increment(const Exec& ex, std::span<const T> lw_t, std::sp
   return log_sum_exp(ex, lw_t) - log_sum_exp(ex, lw_prev);
 }
 
-/// log sum exp and the effective sample size of the same log-weights, from one summary: what a
-/// particle filter needs at every tick. The bits of log_sum_exp and effective_sample_size.
+/// log sum exp and the effective sample size of the same log-weights, from one summary (one pass
+/// instead of two). The bits of log_sum_exp and effective_sample_size.
 struct weight_stats {
   double log_sum_exp;
   double ess;
