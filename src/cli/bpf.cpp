@@ -1,6 +1,5 @@
 // resample bpf: the SV (or linear-Gaussian) particle filter on a data file or on data simulated
 // from the model; prints `key: value` lines, writes a per-tick CSV and an SVG plot.
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +13,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "input.hpp"
 #include "plot_svg.hpp"
 #include "resample/bpf/calibration.hpp"
 #include "resample/bpf/kalman.hpp"
@@ -67,8 +67,7 @@ series load_series(const args& a, const Model& model, std::uint64_t seed) {
   if (file && simulated) throw usage_error("give --data FILE or --simulate T, not both");
   if (!file && !simulated) throw usage_error("give --data FILE (e.g. data/gbp_usd_1997_1999_returns.txt) or --simulate T");
   if (file) {
-    std::ifstream in(*file);
-    if (!in) throw usage_error("cannot open '" + *file + "'");
+    std::istringstream in(read_all(file));
     return {*file, bpf::read_observations(in, *file), {}};
   }
   const std::uint64_t ticks = a.unsigned_integer("simulate", 0);
@@ -93,8 +92,9 @@ bpf::filter_options read_filter_options(const args& a, std::uint64_t seed) {
     throw usage_error("unknown --filter '" + kind + "' (bootstrap or auxiliary)");
   }
   o.resampler = parse_scheme_on(a.text("scheme").value_or("systematic"), backend_kind::cpu).s;
-  o.resampling.metropolis_eps = a.real("eps", 0.01);
-  if (a.has("steps")) o.resampling.metropolis_steps = a.unsigned_integer("steps", 0);
+  const auto metropolis = read_options(a);  // --eps in (0, 1), --steps >= 1, checked as for `ancestors`
+  o.resampling.metropolis_eps = metropolis.metropolis_eps;
+  o.resampling.metropolis_steps = metropolis.metropolis_steps;
   return o;
 }
 
@@ -124,9 +124,7 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   if (ec) throw usage_error("cannot create '" + out_dir.string() + "': " + ec.message());
 
   std::unique_ptr<cpu::parallel> pool;
-  // Particles cost ~0.2 us each per tick (several exp/log), so blocks far smaller than the
-  // resamplers' default pay for their hand-off.
-  if (kind == backend_kind::cpu_parallel) pool = std::make_unique<cpu::parallel>(threads, 1024);
+  if (kind == backend_kind::cpu_parallel) pool = std::make_unique<cpu::parallel>(threads);
   progress_line bar("bpf");
   const auto report = [&](std::size_t t) {
     bar.update([&] { return "tick " + std::to_string(t + 1) + "/" + std::to_string(data.y.size()); });

@@ -1,7 +1,7 @@
-// A standalone SVG plot of a particle filter's per-tick results, for `resample bpf --plot`.
+// A standalone SVG plot of a particle filter's per-tick results, written by `resample bpf` into
+// its --out folder.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
