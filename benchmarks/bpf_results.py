@@ -2,16 +2,13 @@
 """bench_bpf's JSON to the table and plot of docs/results/bpf.md.
 
 usage: benchmarks/bpf_results.py --bench bench_bpf.json --out-dir DIR
-writes DIR/bpf_table.md and DIR/bpf_time_vs_n.png (matplotlib) or .svg (by hand, without it).
+writes DIR/bpf_table.md and, where matplotlib is installed, DIR/bpf_time_vs_n.png.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-
-TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-
 
 def nfmt(n: int) -> str:
     return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else f"{n:,}"
@@ -28,7 +25,7 @@ def rows(path: str) -> dict[str, dict[int, dict]]:
         backend, n = parts[1], int(parts[2])
         out.setdefault(backend, {})[n] = {
             "us_per_tick": b["us_per_tick"],
-            "pticks": b["particle_ticks_per_s"],
+            "pticks": b["items_per_second"],
             "pct24": b.get("pct_copy_bw_24B"),
             "copy": b.get("copy_GBps"),
         }

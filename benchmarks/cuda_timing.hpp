@@ -38,7 +38,7 @@ class event_timer {
 };
 
 /// The device's copy bandwidth (read + write bytes per second of a 1 GiB device-to-device copy).
-double copy_bandwidth() {
+inline double copy_bandwidth() {
   static const double gbps = [] {
     const std::size_t bytes = std::size_t{1} << 30;
     cuda::host::device_vector<char> a(bytes), b(bytes);

@@ -36,13 +36,7 @@ std::string refusal(F&& f) {
 }
 
 sv_parameters sv(double mu, double rho, double sigma, double nu_state, double nu_obs) {
-  sv_parameters p;
-  p.mu = mu;
-  p.rho = rho;
-  p.sigma = sigma;
-  p.nu_state = nu_state;
-  p.nu_obs = nu_obs;
-  return p;
+  return {.mu = mu, .rho = rho, .sigma = sigma, .nu_state = nu_state, .nu_obs = nu_obs};
 }
 
 TEST(BpfBadInput, SvParametersAreChecked) {
@@ -64,11 +58,7 @@ TEST(BpfBadInput, SvParametersAreChecked) {
 
 TEST(BpfBadInput, LinearGaussianParametersAreChecked) {
   auto lg = [](double rho, double sigma, double tau) {
-    linear_gaussian_parameters p;
-    p.rho = rho;
-    p.sigma = sigma;
-    p.tau = tau;
-    return linear_gaussian_model(p);
+    return linear_gaussian_model(linear_gaussian_parameters{.rho = rho, .sigma = sigma, .tau = tau});
   };
   EXPECT_NE(refusal([&] { lg(1.0, 1, 1); }).find("rho = 1"), std::string::npos);
   EXPECT_NE(refusal([&] { lg(0.5, 0, 1); }).find("sigma = 0"), std::string::npos);

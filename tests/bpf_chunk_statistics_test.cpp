@@ -52,16 +52,31 @@ TEST(ChunkStatistics, MatchLongDoubleSums) {
     ASSERT_EQ(t.first_bad, d::no_index);
     ASSERT_FALSE(t.all_zero);
     EXPECT_EQ(t.max, static_cast<double>(M)) << "N = " << n;
-    // The header's bound: relative error of the sums below 1e-14; 1e-13 leaves room for the last
-    // roundings of log and the divisions.
-    EXPECT_NEAR(t.log_sum_exp, static_cast<double>(M + std::log(sw)), 1e-13) << "N = " << n;
-    EXPECT_NEAR(t.ess, static_cast<double>(sw * sw / sw2), 1e-13 * static_cast<double>(sw * sw / sw2)) << "N = " << n;
-    EXPECT_NEAR(t.mean, static_cast<double>(mean), 1e-12) << "N = " << n;
-    // var = E d^2 - (E d)^2 is found to a few ulps of E d^2, so the sd to about the square root of
-    // that where the sd is small (one particle: 0 up to 1e-9), and relatively elsewhere.
-    const double sd = std::sqrt(static_cast<double>(swxx / sw - mean * mean));
-    EXPECT_NEAR(t.sd, sd, std::sqrt(1e-15 * static_cast<double>(swdd / sw)) + 1e-12 * sd) << "N = " << n;
-    EXPECT_NEAR(t.pit, static_cast<double>(below / sw), 1e-12) << "N = " << n;
+    // The header's bound on every sum's relative error, r = (36 + N / 2^20) u (positive terms).
+    // log-sum-exp: r, plus the roundings of log and of M + log (an ulp of the result each); ESS
+    // (S^2 / S2): 3 r; mean and PIT (ratios of two sums): 2 r of E|d| <= sqrt(E d^2) or of 1, plus
+    // the rounding of shift + r; var: e = 3 r E d^2 (its two sums and (E d)^2 <= E d^2), hence
+    // |sd - sd'| <= min(sqrt e, e / sd) <= 2 e / (sd + sqrt e).
+    const double u = 0x1p-53, r = (36.0 + static_cast<double>(n) / 0x1p20) * u;
+    const double lse = static_cast<double>(M + std::log(sw)), ess = static_cast<double>(sw * sw / sw2);
+    const double d2 = static_cast<double>(swdd / sw);
+    EXPECT_NEAR(t.log_sum_exp, lse, r + 2 * u * std::fabs(lse)) << "N = " << n;
+    EXPECT_NEAR(t.ess, ess, 3 * r * ess) << "N = " << n;
+    EXPECT_NEAR(t.mean, static_cast<double>(mean), 2 * r * std::sqrt(d2) + u * std::fabs(static_cast<double>(mean)))
+        << "N = " << n;
+    const double sd = std::sqrt(static_cast<double>(swxx / sw - mean * mean)), e = 3 * r * d2;
+    EXPECT_NEAR(t.sd, sd, 2 * e / (sd + std::sqrt(e))) << "N = " << n;
+    EXPECT_NEAR(t.pit, static_cast<double>(below / sw), 2 * r) << "N = " << n;
+  }
+}
+
+// The filter's log sum exp of N equal weights (after resampling), derived without a pass, is what
+// the chunked sums give for N zero log-weights (every sum exact: S_w = N).
+TEST(ChunkStatistics, LogSumExpOfEqualWeightsIsTheChunkedSum) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{1000}, std::size_t{65537}}) {
+    const std::vector<double> zeros(n, 0.0);
+    EXPECT_EQ(d::log_sum_exp_of_equal(n), chunked(zeros, zeros, 0.0, std::numeric_limits<double>::quiet_NaN()).log_sum_exp)
+        << "N = " << n;
   }
 }
 

@@ -54,18 +54,6 @@ TEST(Kalman, TwoObservationsAreTheBivariateNormalDensity) {
   EXPECT_NEAR(kalman_filter(model, y).mean[1], m, 1e-12);
 }
 
-// The filter's log sum exp of N equal weights, derived without a pass, is what its chunked sums
-// give for N zero log-weights (every sum exact: S_w = N).
-TEST(FilterLikelihood, LogSumExpOfEqualWeightsIsTheChunkedSum) {
-  namespace d = resample::bpf::detail;
-  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{1000}, std::size_t{65537}}) {
-    const std::vector<double> zeros(n, 0.0);
-    std::vector<d::chunk_summary> chunks((n + d::chunk - 1) / d::chunk);
-    for (std::size_t c = 0; c < chunks.size(); ++c) chunks[c] = d::summarise_chunk(zeros, zeros, c, 0.0, 0.0);
-    EXPECT_EQ(d::log_sum_exp_of_equal(n), d::combine_chunks(chunks, 0.0, false).log_sum_exp) << "N = " << n;
-  }
-}
-
 struct config {
   const char* name;
   filter_kind kind;

@@ -42,13 +42,7 @@ constexpr scenario scenarios[] = {
     {"wild_t5_t5", 0.85, 0.50, -4.5, 5, 5, 9}};
 
 sv_model model_of(const scenario& s) {
-  sv_parameters p;
-  p.mu = s.mu;
-  p.rho = s.rho;
-  p.sigma = s.sigma;
-  p.nu_state = s.nu_state;
-  p.nu_obs = s.nu_obs;
-  return sv_model(p);
+  return sv_model({.mu = s.mu, .rho = s.rho, .sigma = s.sigma, .nu_state = s.nu_state, .nu_obs = s.nu_obs});
 }
 
 resample::bpf::filter_options options(std::size_t n, std::uint64_t seed) {

@@ -703,7 +703,8 @@ TEST(CliBpf, SimulatedLinearGaussianPrintsKalmanBeside) {
   ASSERT_EQ(r.exit_code, 0) << r;
   const double ll = std::stod(value_of(r.out, "log_likelihood"));
   const double kalman = std::stod(value_of(r.out, "kalman_log_likelihood"));
-  EXPECT_NEAR(ll, kalman, 0.5) << r;  // sd of the estimate at N = 4000, T = 200: about 0.05
+  // The estimate minus Kalman over --seed 1..12: mean -0.12, sd 0.19 (measured); 0.8 is 4 sd.
+  EXPECT_NEAR(ll, kalman, 0.8) << r;
   EXPECT_FALSE(value_of(r.out, "coverage_90").empty()) << r;
   std::ifstream csv(dir + "/bpf.csv");
   std::string header;
@@ -711,12 +712,15 @@ TEST(CliBpf, SimulatedLinearGaussianPrintsKalmanBeside) {
   EXPECT_EQ(header, "t,y,mean,sd,ess,resampled,log_likelihood_increment,true_state,pit");
 }
 
-TEST(CliBpf, SameSeedSameBitsOnBothCpuBackends) {
+// The command line prints 6 decimals and writes the CSV at 6 significant digits, so this checks
+// the printed output; the bits are bpf_sv_test's (SerialAndParallelGiveTheSameBits).
+TEST(CliBpf, SameSeedSameOutputOnBothCpuBackends) {
   const std::string base = "bpf --simulate 30 --nu-obs 5 --n 3000 --seed 8 --ess-threshold 0.7 --out ";
   const cli_result a = run_cli(base + quote(temp_path("a")) + " --backend cpu");
   const cli_result b = run_cli(base + quote(temp_path("b")) + " --backend cpu-parallel --threads 3");
   ASSERT_EQ(a.exit_code, 0) << a;
   EXPECT_EQ(value_of(a.out, "log_likelihood"), value_of(b.out, "log_likelihood")) << a << b;
+  EXPECT_EQ(read_file(temp_path("a") + "/bpf.csv"), read_file(temp_path("b") + "/bpf.csv"));
 }
 
 TEST(CliBpf, BadInputIsRefusedWithNothingOnStdout) {

@@ -72,17 +72,9 @@ void expect_same_filter(const Model& model, const config& c) {
 TEST_P(CudaFilter, SameBitsAsTheCpuFilter) {
   const config c = GetParam();
   if (c.sv) {
-    resample::bpf::sv_parameters p;
-    p.mu = -4.5;
-    p.rho = 0.97;
-    p.sigma = 0.3;
-    p.nu_state = 5;
-    p.nu_obs = 5;
-    expect_same_filter(resample::bpf::sv_model(p), c);
+    expect_same_filter(resample::bpf::sv_model({.mu = -4.5, .rho = 0.97, .sigma = 0.3, .nu_state = 5, .nu_obs = 5}), c);
   } else {
-    resample::bpf::linear_gaussian_parameters p;
-    p.rho = 0.9;
-    expect_same_filter(resample::bpf::linear_gaussian_model(p), c);
+    expect_same_filter(resample::bpf::linear_gaussian_model({.rho = 0.9, .sigma = 1.0, .tau = 1.0}), c);
   }
 }
 

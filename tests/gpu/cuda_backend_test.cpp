@@ -276,6 +276,13 @@ TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
       EXPECT_NO_THROW(ws.check()) << name(s);
       d_a.copy_to(std::span<std::int64_t>(a));
       EXPECT_EQ(a, poison) << name(s) << " offspring written through a closed gate, N = " << n;
+      cuda::check(cudaMemcpy(gate.data(), &open, sizeof open, cudaMemcpyHostToDevice), "cudaMemcpy");
+      cuda::offspring<double, std::int64_t>(ws.data(), need, s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt, stream_);
+      ws.check();
+      d_a.copy_to(std::span<std::int64_t>(a));
+      cpu::offspring(cpu::serial{}, s, view(lw), key{4, 1}, 2, std::span<std::int64_t>(expected), opt);
+      EXPECT_EQ(a, expected) << name(s) << " offspring through an open gate, N = " << n;
+      cuda::check(cudaMemcpy(d_a.data(), poison.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice), "cudaMemcpy");
       std::size_t cumulative = 0;
       const auto refused = [&] {
         cuda::cumulative_offspring<double, std::int64_t>(nullptr, cumulative, s, d_lw.data(), n, key{}, 0, d_a.data(),
