@@ -51,7 +51,7 @@ resample::bpf::filter_options options(std::size_t n) {
 
 void cpu_parallel(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  static resample::cpu::parallel ex(std::max(1u, std::thread::hardware_concurrency()));  // as resample bpf
+  static resample::cpu::parallel ex(std::max(1u, std::thread::hardware_concurrency()), 1024);  // as resample bpf
   resample::bpf::particle_filter pf(model(), ex, options(n));
   const auto& y = observations();
   std::size_t t = 0;
