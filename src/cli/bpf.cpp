@@ -124,8 +124,9 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   if (ec) throw usage_error("cannot create '" + out_dir.string() + "': " + ec.message());
 
   std::unique_ptr<cpu::parallel> pool;
-  // Blocks of at least 1024 particles for the resampler and the gather: with the default blocks a
-  // GBP/USD tick (N = 65536, 16 cores) took 1.84 ms instead of 0.86 (H100 machine, session 5).
+  // Blocks of at least 1024 particles for the resampler and the gather: on the GPU machine's 16
+  // cores a GBP/USD tick (N = 65536) took 1.84 ms with the default blocks, 0.86 and 1.25 ms with
+  // these (three runs, session 5).
   if (kind == backend_kind::cpu_parallel) pool = std::make_unique<cpu::parallel>(threads, 1024);
   progress_line bar("bpf");
   const auto report = [&](std::size_t t) {
