@@ -10,6 +10,8 @@
 
 #include "resample/core/comb_run.hpp"
 #include "resample/core/random.hpp"
+#include "resample/cpu/executor.hpp"
+#include "resample/cpu/multinomial_sorted.hpp"
 #include "support/test_weights.hpp"
 
 namespace resample {
@@ -20,7 +22,8 @@ constexpr key stratified_key{31, 32};
 constexpr std::uint32_t stratified_step = 5;
 
 /// Checks every run of `items` particles of the weights w (w[i] in [0, 1], the largest 1) against
-/// exact_comb, for systematic with each U in Us and for stratified.
+/// exact_comb, for systematic with each U in Us and for stratified, and against
+/// sorted_points_below for multinomial-sorted.
 void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint32_t>& Us, const std::string& what) {
   const std::uint64_t n = w.size();
   const int F = fraction_bits(n);
@@ -28,6 +31,10 @@ void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint
   u128 sum = 0;
   for (std::size_t i = 0; i < n; ++i) C[i] = sum += quantise(w[i], F);
   const exact_comb comb(sum, n);
+  const sorted_points layout(n);
+  const auto P = cpu::points_before_strata(cpu::serial{}, layout, stratified_key, stratified_step);
+  const auto strata = [&](std::uint64_t K) { return stratum_points{P[K], P[K + 1] - P[K]}; };
+  const exact_comb sorted_comb(sum, layout.strata());
   std::uint64_t checked = 0;
   for (std::size_t first = 0; first < n; first += items) {
     double run_w[items];
@@ -45,6 +52,12 @@ void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint
       if (first + m >= n) return;
       ASSERT_EQ(O, comb.stratified(C[first + m], stratified_key, stratified_step))
           << what << ": stratified, particle " << first + m;
+    });
+    const comb_run<items> sorted_run(sorted_comb, F, before, run_w);
+    sorted_run.multinomial_sorted(stratified_key, stratified_step, layout, strata, [&](int m, std::uint64_t O) {
+      if (first + m >= n) return;
+      ASSERT_EQ(O, sorted_points_below(sorted_comb, layout, C[first + m], stratified_key, stratified_step, strata))
+          << what << ": multinomial-sorted, particle " << first + m;
     });
   }
   EXPECT_EQ(checked, n * Us.size()) << what << ": every particle was checked";
@@ -107,6 +120,45 @@ TEST(CombRun, MatchesExactCombAtTheLargestN) {
     run.stratified(stratified_key, trial,
                    [&](int m, std::uint64_t O) { ASSERT_EQ(O, expected[m]) << "stratified, k = " << k << " m = " << m; });
   }
+}
+
+// Multinomial-sorted at N = 2^32 - 1 (B = 2^31 strata) with made-up stratum counts K mod 4 (the
+// comb's answer is a function of them, whatever they are): runs at random particles, weights 1 or
+// random; every third run's first r put on a stratum's first point, or one unit of C past it.
+TEST(CombRun, MultinomialSortedMatchesTheExactCountAtTheLargestN) {
+  const std::uint64_t n = 0xFFFFFFFFull;
+  const int F = fraction_bits(n);
+  const u128 Q = static_cast<u128>(n) << F;
+  const sorted_points layout(n);
+  const exact_comb comb(Q, layout.strata());
+  const auto strata = [](std::uint64_t K) {
+    constexpr std::uint64_t partial[4] = {0, 0, 1, 3};  // 0 + 1 + ... below K within its group of 4
+    return stratum_points{6 * (K / 4) + partial[K % 4], K % 4};
+  };
+  philox_stream rng({47, 48}, 0, 0);
+  int near_point = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    double w[items];
+    for (double& x : w) x = trial % 2 ? 1.0 : uniform_open(rng);
+    u128 before = static_cast<u128>(uniform_below(rng, n - items)) << F;
+    if (trial % 3 == 0) {  // C_0 within one unit of the C at which r_0 is stratum K's first point
+      const std::uint64_t K = uniform_below(rng, layout.strata() - 1);
+      if (K % 4 == 0) continue;  // no points
+      const std::uint32_t u = sorted_points::point_offset({71, 72}, 9, K, 0);
+      // r = B C / Q = C 2^31 / (n 2^F): the C of point K + u 2^-32 is (K 2^32 + u) n 2^(F - 63).
+      const u128 at = (static_cast<u128>((K << 32) | u) * n) << (F - 63);
+      before = at - (static_cast<u128>(1) << F) + static_cast<u128>(static_cast<std::int64_t>(trial % 2 ? 1 : 0));
+      w[0] = 1.0;
+      ++near_point;
+    }
+    const comb_run<items> run(comb, F, before, w);
+    std::uint64_t expected[items];
+    u128 C = before;
+    for (int m = 0; m < items; ++m) expected[m] = sorted_points_below(comb, layout, C += quantise(w[m], F), {71, 72}, 9, strata);
+    run.multinomial_sorted({71, 72}, 9, layout, strata,
+                           [&](int m, std::uint64_t O) { ASSERT_EQ(O, expected[m]) << "trial " << trial << " m = " << m; });
+  }
+  EXPECT_GT(near_point, 500);
 }
 
 // The stratified shortcut near an integer J takes O = J only when point J - 1 lies below r and

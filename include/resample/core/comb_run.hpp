@@ -24,6 +24,7 @@
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/philox.hpp"
+#include "resample/core/sorted_points.hpp"
 
 namespace resample {
 
@@ -95,7 +96,90 @@ RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) emit(m, O[m]);
   }
 
+  /// Multinomial-sorted (core/sorted_points.hpp, comb = exact_comb(Q, B)): stratum K = floor(r_m)
+  /// holds strata(K).count points K + u_{K,j} 2^-32, and O^m = strata(K).before + #{j : u_{K,j}
+  /// 2^-32 < r_m - K}. Runs of particles visit neighbouring strata, whose m-th points share a
+  /// Philox block: the last block is kept.
+  template <class Strata, class Emit>
+  RESAMPLE_HOST_DEVICE void multinomial_sorted(key k, std::uint32_t step, const resample::sorted_points& layout,
+                                          const Strata& strata, Emit emit) const {
+    const double base = comb_.estimate(C_before_);
+    const std::uint64_t B = comb_.size();
+    double W = 0;
+    std::uint64_t O[Items];
+    unsigned near = 0;  // bit m: K or a point's side is not certain from the estimate
+    std::uint64_t kept_K4 = ~std::uint64_t{0}, kept_j = 0;
+    r123::Philox4x32::ctr_type kept{};
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) {
+      W += w_[m];
+      const double e = detail::fused(per_weight_, W, base);
+      const double f = std::floor(e - margin_);
+      const std::uint64_t K = small_integer(f);
+      O[m] = 0;
+      if (!(f + 1.0 > e + margin_) || K >= B) {  // an integer near r (or r = B): decided below
+        near |= 1u << m;
+        continue;
+      }
+      const stratum_points p = strata(K);
+      std::uint64_t o = p.before;
+      for (std::uint64_t j = 0; j < p.count; ++j) {
+        if (K / 4 != kept_K4 || j != kept_j) {
+          kept = resample::sorted_points::point_words(k, step, K / 4, j);
+          kept_K4 = K / 4;
+          kept_j = j;
+        }
+        const double above = (e - f) - kept.v[K % 4] * 2.3283064365386963e-10;  // r - point; e - f is exact
+        near |= above > margin_ || above < -margin_ ? 0u : 1u << m;
+        o += above > 0.0 ? 1 : 0;
+      }
+      O[m] = o;
+    }
+    if (near) {  // rare, but every particle on an integer r (equal weights, B = N) comes here
+RESAMPLE_UNROLL
+      for (int m = 0; m < Items; ++m) {
+        if (near >> m & 1u) O[m] = multinomial_sorted_near(k, step, layout, strata, m);
+      }
+    }
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) emit(m, O[m]);
+  }
+
  private:
+  /// Multinomial-sorted's O of particle m when the estimate alone does not decide it.
+  template <class Strata>
+  RESAMPLE_HOST_DEVICE std::uint64_t multinomial_sorted_near(key k, std::uint32_t step, const resample::sorted_points& layout,
+                                                        const Strata& strata, int m) const {
+    const std::uint64_t B = comb_.size();
+    double W = 0;
+    for (int j = 0; j <= m; ++j) W += w_[j];
+    const double e = detail::fused(per_weight_, W, comb_.estimate(C_before_));
+    const double f = std::floor(e - margin_);
+    if (!(f + 1.0 > e + margin_)) {
+      // r lies within 2 margin of the integer J (as in stratified_near): O = P_J when every point
+      // of stratum J - 1 lies below J - 3 margin and every point of stratum J above J + 3 margin.
+      const std::uint64_t J = small_integer(f + 1.0);
+      const double lowest = 3.0 * margin_;
+      bool clear = true;
+      if (J >= 1 && J - 1 < B) {
+        const stratum_points p = strata(J - 1);
+        for (std::uint64_t j = 0; j < p.count; ++j) {
+          clear = clear && resample::sorted_points::point_offset(k, step, J - 1, j) * 2.3283064365386963e-10 < 1.0 - lowest;
+        }
+      }
+      if (J < B) {
+        const stratum_points p = strata(J);
+        for (std::uint64_t j = 0; j < p.count; ++j) {
+          clear = clear && resample::sorted_points::point_offset(k, step, J, j) * 2.3283064365386963e-10 >= lowest;
+        }
+        if (clear) return p.before;
+      } else if (clear) {
+        return layout.size();
+      }
+    }
+    return sorted_points_below(comb_, layout, exact_C(m), k, step, strata);
+  }
+
   /// Stratified O of particle m when the estimate alone does not decide it.
   RESAMPLE_HOST_DEVICE std::uint64_t stratified_near(key k, std::uint32_t step, int m) const {
     const std::uint64_t n = comb_.size();
