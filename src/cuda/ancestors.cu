@@ -30,10 +30,9 @@ std::size_t enqueue_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n
   const step_source step_from{step, opt.device_step};
   switch (s) {
     case scheme::systematic:
-    case scheme::stratified: return comb_ancestors(d_temp, s, lw, n, k, step_from, a, opt.device_gate, stream);
-    case scheme::multinomial: return multinomial_ancestors(d_temp, false, lw, n, k, step_from, a, opt.device_gate, stream);
-    case scheme::multinomial_sorted:
-      return multinomial_ancestors(d_temp, true, lw, n, k, step_from, a, opt.device_gate, stream);
+    case scheme::stratified:
+    case scheme::multinomial_sorted: return comb_ancestors(d_temp, s, lw, n, k, step_from, a, opt.device_gate, stream);
+    case scheme::multinomial: return multinomial_ancestors(d_temp, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::metropolis:

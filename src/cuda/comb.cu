@@ -1,21 +1,28 @@
-// Systematic (Code 5) and stratified (Code 4) resampling on the exact CDF, fused with Code 8.
+// Systematic (Code 5), stratified (Code 4) and multinomial-sorted resampling on the exact CDF,
+// fused with Code 8.
 //
 //   comb_pass: block t takes particles [2048 t, 2048 (t + 1)): 256 threads x 8 consecutive items
 //   in vector loads; their weights in lockstep, C before each thread's run = (tile offset) + a
 //   128-bit block scan; O^i by comb_run (systematic: one u for all strata, drawn on the host;
-//   stratified: u_K of the stratum K that r_i falls in), staged in shared memory (8 KiB); a^j = i
-//   for O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts marked, a max-scan,
-//   coalesced stores; 16.5 KiB). CPU twins: resample::cpu::systematic_ancestors /
-//   stratified_ancestors (comb_ancestors.hpp), exact_comb per particle: comb_run gives its bits.
+//   stratified: u_K of the stratum K that r_i falls in; multinomial-sorted: the c_K points of that
+//   stratum, c_K and the points below it read from P, written by sorted_points.cu), staged in
+//   shared memory (8 KiB); a^j = i for O^{i-1} <= j < O^i by block::ancestor_writer::write_staged
+//   (run starts marked, a max-scan, coalesced stores; 16.5 KiB). CPU twins:
+//   resample::cpu::systematic_ancestors / stratified_ancestors (comb_ancestors.hpp), exact_comb per
+//   particle, and multinomial_sorted_ancestors (sorted_points_below per particle): comb_run gives
+//   their bits.
 //
-//   small_comb_pass (N <= 8192): the whole call in one block of 1024 threads x 4 items
-//   (block::resampler: max and Q by block reductions, the system kept in registers up to 4096
-//   particles, then the comb): one launch instead of four, for the latency of small systems.
+//   small_comb_pass (N <= 8192, systematic and stratified): the whole call in one block of 1024
+//   threads x 4 items (block::resampler: max and Q by block reductions, the system kept in
+//   registers up to 4096 particles, then the comb): one launch instead of four, for the latency of
+//   small systems.
 //
-// Passes over the log-weights: max, tile sums, comb (3 reads, 1 write of the ancestors).
+// Passes over the log-weights: max, tile sums, comb (3 reads, 1 write of the ancestors);
+// multinomial-sorted also writes and reads P (4 bytes per stratum).
 #include "detail/pipeline.cuh"
 #include "detail/schemes.hpp"
 #include "resample/core/comb_run.hpp"
+#include "resample/core/sorted_points.hpp"
 #include "resample/cuda/block/resampler.cuh"
 
 namespace resample::cuda::detail {
@@ -23,14 +30,17 @@ namespace {
 
 constexpr int stage_capacity = 2 * tile_items;  // a tile's ancestors, staged when they fit
 
-template <class T, class Index, bool Stratified>
+enum class comb_kind { systematic, stratified, multinomial_sorted };
+
+template <class T, class Index, comb_kind Kind>
 __global__ void __launch_bounds__(block_threads, 3)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets, key k,
-              step_source step_from, std::uint32_t host_U, Index* a) {
+              step_source step_from, std::uint32_t host_U, const std::uint32_t* __restrict__ P, Index* a) {
   if (st->code != 0) return;
   const std::uint32_t step = step_from.get();
   // systematic's u: drawn on the host, unless the step is only known on the device
-  const std::uint32_t U = step_from.device && !Stratified ? philox_stream(k, shared_index, step).next() : host_U;
+  const std::uint32_t U =
+      step_from.device && Kind == comb_kind::systematic ? philox_stream(k, shared_index, step).next() : host_U;
   __shared__ typename tile_prefix<T>::TempStorage tmp;
   __shared__ std::uint32_t O_s[tile_items];
   __shared__ std::uint64_t O_begin;
@@ -39,14 +49,22 @@ __global__ void __launch_bounds__(block_threads, 3)
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];
-  const exact_comb comb(st->total, n);
+  const sorted_points layout(n);
+  const exact_comb comb(st->total, Kind == comb_kind::multinomial_sorted ? layout.strata() : n);
   const int fraction = st->fraction;
   double w[items_per_thread];
   const u128 before = tile_prefix<T>::run(tmp, lw, n, begin, st->max_log_w, fraction, offset, w);
   const comb_run<items_per_thread> run(comb, fraction, before, w);
   std::uint32_t* O = O_s + threadIdx.x * items_per_thread;
   const auto emit = [O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
-  if (Stratified) {
+  if constexpr (Kind == comb_kind::multinomial_sorted) {
+    const auto strata = [P](std::uint64_t K) {
+      const std::uint32_t below = P[K];
+      return stratum_points{below, P[K + 1] - below};
+    };
+    run.multinomial_sorted(k, step, layout, strata, emit);
+    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : sorted_points_below(comb, layout, offset, k, step, strata);
+  } else if constexpr (Kind == comb_kind::stratified) {
     run.stratified(k, step, emit);
     if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.stratified(offset, k, step);
   } else {
@@ -98,11 +116,14 @@ template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
                            const int* gate, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
+  const bool sorted = s == scheme::multinomial_sorted;
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
   auto* sums = c.take<u128>(tiles);
+  std::uint32_t* P = sorted ? c.take<std::uint32_t>(sorted_points(n).strata() + 1) : nullptr;
+  void* points_temp = sorted ? c.take<char>(points_before_strata(nullptr, n, k, step, st, P, stream)) : nullptr;
   if (d_temp == nullptr) return c.bytes();
-  if (n <= small_n) {
+  if (n <= small_n && !sorted) {
     if (s == scheme::stratified) {
       small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate);
     } else {
@@ -112,12 +133,19 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
     return c.bytes();
   }
   summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate);
-  // systematic's u, drawn once on the host (0 and unused when the step is on the device)
-  const std::uint32_t U = step.device ? 0 : philox_stream(k, shared_index, step.value).next();
-  if (s == scheme::stratified) {
-    comb_pass<T, Index, true><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
+  const unsigned grid = static_cast<unsigned>(tiles);
+  if (sorted) {
+    points_before_strata(points_temp, n, k, step, st, P, stream);
+    comb_pass<T, Index, comb_kind::multinomial_sorted><<<grid, block_threads, 0, stream>>>(lw, n, st, sums, k, step, 0,
+                                                                                             P, a);
+  } else if (s == scheme::stratified) {
+    comb_pass<T, Index, comb_kind::stratified><<<grid, block_threads, 0, stream>>>(lw, n, st, sums, k, step, 0,
+                                                                                     nullptr, a);
   } else {
-    comb_pass<T, Index, false><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, st, sums, k, step, U, a);
+    // systematic's u, drawn once on the host (0 and unused when the step is on the device)
+    const std::uint32_t U = step.device ? 0 : philox_stream(k, shared_index, step.value).next();
+    comb_pass<T, Index, comb_kind::systematic><<<grid, block_threads, 0, stream>>>(lw, n, st, sums, k, step, U,
+                                                                                     nullptr, a);
   }
   check_launch("comb_pass");
   return c.bytes();

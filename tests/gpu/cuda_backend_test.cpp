@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_support.hpp"
+#include "resample/core/sorted_points.hpp"
 #include "support/test_weights.hpp"
 
 namespace resample {
@@ -416,6 +417,29 @@ TEST(CudaLarge, SystematicStratifiedMultinomialAt2To24) {
     cuda::host::ancestors(s, view(lw), key{9, 9}, 1, std::span<std::int32_t>(gpu_a));
     EXPECT_TRUE(gpu_a == cpu_a) << name(s) << " differs at 2^24";
   }
+}
+
+// Multinomial-sorted above N = 2^26, where a super-bin's W = 2^14 strata no longer fit the level-2
+// kernel's shared counters and are counted in two slices; equal weights put every r on an integer
+// (B = 2^27 strata, r_i = B (i + 1) / N), so the near-integer path runs for every particle.
+TEST(CudaLarge, MultinomialSortedWithSlicedSuperBins) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = (std::size_t{1} << 26) + 3;
+  ASSERT_EQ(sorted_points(n).width(), 16384u);
+  const auto lw64 = log_weights(n, 1.0, 3);
+  const std::vector<float> lw(lw64.begin(), lw64.end());
+  const cpu::parallel ex;
+  std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+  cpu::ancestors(ex, scheme::multinomial_sorted, view(lw), key{4, 5}, 6, std::span<std::int32_t>(cpu_a));
+  cuda::host::ancestors(scheme::multinomial_sorted, view(lw), key{4, 5}, 6, std::span<std::int32_t>(gpu_a));
+  EXPECT_TRUE(gpu_a == cpu_a) << "paper weights, N = 2^26 + 3";
+  const std::size_t m = std::size_t{1} << 27;
+  const std::vector<float> equal(m, -2.0f);
+  cpu_a.assign(m, 0);
+  gpu_a.assign(m, 0);
+  cpu::ancestors(ex, scheme::multinomial_sorted, view(equal), key{4, 5}, 7, std::span<std::int32_t>(cpu_a));
+  cuda::host::ancestors(scheme::multinomial_sorted, view(equal), key{4, 5}, 7, std::span<std::int32_t>(gpu_a));
+  EXPECT_TRUE(gpu_a == cpu_a) << "equal weights, N = 2^27";
 }
 
 }  // namespace

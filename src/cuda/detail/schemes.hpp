@@ -10,6 +10,7 @@
 
 #include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
+#include "resample/cuda/status.hpp"
 
 /// Applies M(T, Index) to the four instantiations of the backend's entry points: log-weights
 /// float or double, indices int32 or int64.
@@ -31,15 +32,20 @@ struct step_source {
 #endif
 };
 
-/// Systematic (Code 5) or stratified (Code 4) fused with Code 8: comb.cu.
+/// Systematic (Code 5), stratified (Code 4) or multinomial-sorted fused with Code 8: comb.cu.
 template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
                            const int* gate, cudaStream_t stream);
 
-/// Multinomial (Code 2) and its sorted form: multinomial.cu.
+/// Multinomial (Code 2): multinomial.cu.
 template <class T, class Index>
-std::size_t multinomial_ancestors(void* d_temp, bool sorted, const T* lw, std::size_t n, key k, step_source step,
-                                  Index* a, const int* gate, cudaStream_t stream);
+std::size_t multinomial_ancestors(void* d_temp, const T* lw, std::size_t n, key k, step_source step, Index* a,
+                                  const int* gate, cudaStream_t stream);
+
+/// Multinomial-sorted's P_K for the B + 1 strata boundaries of sorted_points(n) (sorted_points.cu);
+/// nothing when the status is bad. Returns its own temp bytes (P not included).
+std::size_t points_before_strata(void* d_temp, std::size_t n, key k, step_source step, const device_status* st,
+                                 std::uint32_t* P, cudaStream_t stream);
 
 /// Residual and SSP: residual.cu.
 template <class T, class Index>
