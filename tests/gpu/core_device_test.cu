@@ -1,6 +1,7 @@
 // The exact core's host/device contract: Philox, the uniforms, exact uniform integers, normal and
-// Student-t draws, deterministic exp and log, quantisation and the exact comb give the same bits
-// in a CUDA kernel as on the host. Skips, with the reason, where no GPU is present.
+// Student-t draws, deterministic exp and log, quantisation, the exact comb, bit widths and the
+// layouts built on them (F, multinomial-sorted's strata) give the same bits in a CUDA kernel as on
+// the host. Skips, with the reason, where no GPU is present.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/random.hpp"
+#include "resample/core/sorted_points.hpp"
 
 namespace resample {
 namespace {
@@ -28,6 +30,9 @@ struct sample {
   std::uint64_t quantised_low;
   std::uint64_t systematic;
   std::uint64_t stratified;
+  int width;              // bit_width of a 64-bit word (std::bit_width was wrong in kernels)
+  int fraction;           // fraction_bits of a 64-bit N
+  std::uint64_t strata;   // sorted_points(N).strata() for N < 2^32
 };
 
 constexpr std::uint64_t comb_n = 1000003;
@@ -54,6 +59,10 @@ RESAMPLE_HOST_DEVICE sample compute(std::uint64_t i) {
   const exact_comb comb(Q, comb_n);
   out.systematic = comb.systematic(C, s.next());
   out.stratified = comb.stratified(C, k, 3);
+  const std::uint64_t word = s.next64() >> (i % 64);
+  out.width = detail::bit_width(word);
+  out.fraction = fraction_bits(word);
+  out.strata = sorted_points((word >> 32) + 1).strata();
   return out;
 }
 
@@ -92,6 +101,9 @@ TEST(CoreOnDevice, SameBitsAsHost) {
                         : !same(e.quantised_low, g.quantised_low) ? "quantise"
                         : !same(e.systematic, g.systematic)       ? "systematic"
                         : !same(e.stratified, g.stratified)       ? "stratified"
+                        : !same(e.width, g.width)                 ? "bit_width"
+                        : !same(e.fraction, g.fraction)           ? "fraction_bits"
+                        : !same(e.strata, g.strata)               ? "sorted_points strata"
                                                                   : nullptr;
     if (field != nullptr && ++mismatches <= 5) ADD_FAILURE() << "index " << i << ": " << field << " differs";
   }

@@ -15,6 +15,7 @@
 #define RESAMPLE_UNROLL
 #endif
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -27,6 +28,16 @@ RESAMPLE_HOST_DEVICE inline double fused(double a, double b, double c) {
   return __fma_rn(a, b, c);
 #else
   return std::fma(a, b, c);
+#endif
+}
+
+/// std::bit_width on host and device alike: in kernels (nvcc 13 with libstdc++ 13) std::bit_width
+/// compiled without complaint and returned wrong widths.
+RESAMPLE_HOST_DEVICE constexpr int bit_width(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return 64 - __clzll(static_cast<long long>(x));
+#else
+  return static_cast<int>(std::bit_width(x));
 #endif
 }
 

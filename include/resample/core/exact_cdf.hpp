@@ -23,7 +23,7 @@ inline constexpr std::uint64_t exact_cdf_max_size = 0xFFFFFFFFull;
 
 /// F, the number of fractional bits of the quantised weights, for N particles.
 RESAMPLE_HOST_DEVICE constexpr int fraction_bits(std::uint64_t n) {
-  const int width = static_cast<int>(std::bit_width(n));
+  const int width = detail::bit_width(n);
   return 128 - width < 96 ? 128 - width : 96;
 }
 

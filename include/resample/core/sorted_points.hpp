@@ -21,7 +21,6 @@
 // visits strata K, K + 1, ... pays about one Philox call per four strata.
 #pragma once
 
-#include <bit>
 #include <cstdint>
 
 #include "resample/core/config.hpp"
@@ -49,7 +48,7 @@ class sorted_points {
 
   RESAMPLE_HOST_DEVICE explicit sorted_points(std::uint64_t n)
       : n_(n),
-        strata_bits_(n <= 1 ? 0 : static_cast<int>(std::bit_width(n - 1)) > 31 ? 31 : static_cast<int>(std::bit_width(n - 1))),
+        strata_bits_(n <= 1 ? 0 : detail::bit_width(n - 1) > 31 ? 31 : detail::bit_width(n - 1)),
         super_bin_bits_(strata_bits_ <= 11 ? 0 : strata_bits_ - 11 > 13 ? 13 : strata_bits_ - 11) {}
 
   [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t size() const { return n_; }
