@@ -129,7 +129,8 @@ RESAMPLE_UNROLL
           kept_K4 = K / 4;
           kept_j = j;
         }
-        const double above = (e - f) - kept.v[K % 4] * 2.3283064365386963e-10;  // r - point; e - f is exact
+        const std::uint32_t u = word_of(kept, K % 4);
+        const double above = (e - f) - u * 2.3283064365386963e-10;  // r - point; e - f is exact
         near |= above > margin_ || above < -margin_ ? 0u : 1u << m;
         o += above > 0.0 ? 1 : 0;
       }
@@ -202,6 +203,12 @@ RESAMPLE_UNROLL
     // K is certain but point K lies within the margin of r: the exact comparison decides.
     const std::uint32_t U = philox_stream(k, K, step).next();
     return K + (detail::point_below(K, U, comb_.total(), n, exact_C(m)) ? 1 : 0);
+  }
+
+  /// Word `lane` of a Philox block by selects, not an index (an indexed register array goes to local
+  /// memory on a GPU).
+  RESAMPLE_HOST_DEVICE static std::uint32_t word_of(const r123::Philox4x32::ctr_type& block, std::uint64_t lane) {
+    return lane == 0 ? block.v[0] : lane == 1 ? block.v[1] : lane == 2 ? block.v[2] : block.v[3];
   }
 
   /// A double holding an integer in [0, 2^32): its value, read from the significand of c + 2^52.
