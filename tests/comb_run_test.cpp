@@ -144,7 +144,7 @@ TEST(CombRun, MultinomialSortedMatchesTheExactCountAtTheLargestN) {
     if (trial % 3 == 0) {  // C_0 within one unit of the C at which r_0 is stratum K's first point
       const std::uint64_t K = uniform_below(rng, layout.strata() - 1);
       if (K % 4 == 0) continue;  // no points
-      const std::uint32_t u = sorted_points::point_offset({71, 72}, 9, K, 0);
+      const std::uint32_t u = sorted_points::point_offset({71, 72}, 9, strata(K).before);
       // r = B C / Q = C 2^31 / (n 2^F): the C of point K + u 2^-32 is (K 2^32 + u) n 2^(F - 63).
       const u128 at = (static_cast<u128>((K << 32) | u) * n) << (F - 63);
       before = at - (static_cast<u128>(1) << F) + static_cast<u128>(static_cast<std::int64_t>(trial % 2 ? 1 : 0));

@@ -71,7 +71,7 @@ TEST(SortedPoints, CountsAndOffsetsAreUniform) {
       const std::uint64_t c = P[K + 1] - P[K];
       super[K / layout.width()] += c;
       position[K % layout.width()] += c;
-      for (std::uint64_t m = 0; m < c; ++m) ++offset[sorted_points::point_offset(test_key, step, K, m) >> 24];
+      for (std::uint64_t t = P[K]; t < P[K + 1]; ++t) ++offset[sorted_points::point_offset(test_key, step, t) >> 24];
     }
     EXPECT_LT(std::fabs(chi_square_z(super)), 5.0) << "super-bins, step " << step;
     EXPECT_LT(std::fabs(chi_square_z(position)), 5.0) << "strata within super-bins, step " << step;
@@ -79,7 +79,7 @@ TEST(SortedPoints, CountsAndOffsetsAreUniform) {
   }
 }
 
-// The definition, materialised: every point K 2^32 + u, sorted; point j's ancestor is the first i
+// The definition, materialised: every point K 2^32 + u_t, sorted; point j's ancestor is the first i
 // with (K 2^32 + u) Q < B 2^32 C_i. The scheme must write exactly these ancestors.
 std::vector<std::int64_t> merged_by_definition(const std::vector<double>& lw, std::uint32_t step) {
   const std::uint64_t n = lw.size();
@@ -92,7 +92,7 @@ std::vector<std::int64_t> merged_by_definition(const std::vector<double>& lw, st
   const auto P = cpu::points_before_strata(cpu::serial{}, layout, test_key, step);
   std::vector<std::uint64_t> points;
   for (std::uint64_t K = 0; K < layout.strata(); ++K) {
-    for (std::uint64_t m = 0; m < P[K + 1] - P[K]; ++m) points.push_back(K << 32 | sorted_points::point_offset(test_key, step, K, m));
+    for (std::uint64_t t = P[K]; t < P[K + 1]; ++t) points.push_back(K << 32 | sorted_points::point_offset(test_key, step, t));
   }
   std::sort(points.begin(), points.end());
   EXPECT_EQ(points.size(), n);

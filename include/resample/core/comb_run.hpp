@@ -97,53 +97,67 @@ RESAMPLE_UNROLL
   }
 
   /// Multinomial-sorted (core/sorted_points.hpp, comb = exact_comb(Q, B)): stratum K = floor(r_m)
-  /// holds strata(K).count points K + u_{K,j} 2^-32, and O^m = strata(K).before + #{j : u_{K,j}
-  /// 2^-32 < r_m - K}. Runs of particles visit neighbouring strata, whose m-th points share a
-  /// Philox block: the last block is kept.
+  /// holds the points of ranks [P_K, P_K + c_K) (strata(K)), and O^m = P_K + #{t in that range :
+  /// u_t 2^-32 < r_m - K}. The run's strata hold consecutive ranks, walked one Philox block (four
+  /// ranks) at a time, each point compared with every particle whose stratum holds it: the same
+  /// loop in every thread of a warp, where a loop per particle over its own points diverges.
   template <class Strata, class Emit>
   RESAMPLE_HOST_DEVICE void multinomial_sorted(key k, std::uint32_t step, const resample::sorted_points& layout,
-                                          const Strata& strata, Emit emit) const {
+                                               const Strata& strata, Emit emit) const {
     const double base = comb_.estimate(C_before_);
     const std::uint64_t B = comb_.size();
     double W = 0;
-    std::uint64_t O[Items];
+    double frac[Items];                         // r_m - K_m as estimated (e - f is exact)
+    std::uint32_t first[Items], last[Items];    // ranks of stratum K_m's points (N < 2^32)
+    std::uint32_t O[Items];
     unsigned near = 0;  // bit m: K or a point's side is not certain from the estimate
-    std::uint64_t kept_K4 = ~std::uint64_t{0}, kept_j = 0;
-    r123::Philox4x32::ctr_type kept{};
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) {
       W += w_[m];
       const double e = detail::fused(per_weight_, W, base);
       const double f = std::floor(e - margin_);
       const std::uint64_t K = small_integer(f);
-      O[m] = 0;
+      frac[m] = e - f;
+      first[m] = last[m] = O[m] = 0;
       if (!(f + 1.0 > e + margin_) || K >= B) {  // an integer near r (or r = B): decided below
         near |= 1u << m;
-        continue;
+      } else {
+        const stratum_points p = strata(K);
+        first[m] = O[m] = static_cast<std::uint32_t>(p.before);
+        last[m] = static_cast<std::uint32_t>(p.before + p.count);
       }
-      const stratum_points p = strata(K);
-      std::uint64_t o = p.before;
-      for (std::uint64_t j = 0; j < p.count; ++j) {
-        if (K / 4 != kept_K4 || j != kept_j) {
-          kept = resample::sorted_points::point_words(k, step, K / 4, j);
-          kept_K4 = K / 4;
-          kept_j = j;
-        }
-        const std::uint32_t u = word_of(kept, K % 4);
-        const double above = (e - f) - u * 2.3283064365386963e-10;  // r - point; e - f is exact
-        near |= above > margin_ || above < -margin_ ? 0u : 1u << m;
-        o += above > 0.0 ? 1 : 0;
-      }
-      O[m] = o;
     }
+    // The ranges are nondecreasing in m (empty for the particles decided below).
+    std::uint64_t t = next_rank(first, last, 0);
+    while (t != no_rank) {
+      const std::uint64_t t4 = t / 4;
+      const auto block = resample::sorted_points::point_words(k, step, t4);
+RESAMPLE_UNROLL
+      for (int lane = 0; lane < 4; ++lane) {
+        const std::uint64_t rank = 4 * t4 + lane;
+        const double u = block.v[lane] * 2.3283064365386963e-10;
+RESAMPLE_UNROLL
+        for (int m = 0; m < Items; ++m) {
+          if (first[m] <= rank && rank < last[m]) {
+            const double above = frac[m] - u;  // r - point
+            near |= above > margin_ || above < -margin_ ? 0u : 1u << m;
+            O[m] += above > 0.0 ? 1 : 0;
+          }
+        }
+      }
+      t = next_rank(first, last, 4 * t4 + 4);
+    }
+    std::uint64_t result[Items];
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) result[m] = O[m];
     if (near) {  // rare, but every particle on an integer r (equal weights, B = N) comes here
 RESAMPLE_UNROLL
       for (int m = 0; m < Items; ++m) {
-        if (near >> m & 1u) O[m] = multinomial_sorted_near(k, step, layout, strata, m);
+        if (near >> m & 1u) result[m] = multinomial_sorted_near(k, step, layout, strata, m);
       }
     }
 RESAMPLE_UNROLL
-    for (int m = 0; m < Items; ++m) emit(m, O[m]);
+    for (int m = 0; m < Items; ++m) emit(m, result[m]);
   }
 
  private:
@@ -164,14 +178,14 @@ RESAMPLE_UNROLL
       bool clear = true;
       if (J >= 1 && J - 1 < B) {
         const stratum_points p = strata(J - 1);
-        for (std::uint64_t j = 0; j < p.count; ++j) {
-          clear = clear && resample::sorted_points::point_offset(k, step, J - 1, j) * 2.3283064365386963e-10 < 1.0 - lowest;
+        for (std::uint64_t t = p.before; t < p.before + p.count; ++t) {
+          clear = clear && resample::sorted_points::point_offset(k, step, t) * 2.3283064365386963e-10 < 1.0 - lowest;
         }
       }
       if (J < B) {
         const stratum_points p = strata(J);
-        for (std::uint64_t j = 0; j < p.count; ++j) {
-          clear = clear && resample::sorted_points::point_offset(k, step, J, j) * 2.3283064365386963e-10 >= lowest;
+        for (std::uint64_t t = p.before; t < p.before + p.count; ++t) {
+          clear = clear && resample::sorted_points::point_offset(k, step, t) * 2.3283064365386963e-10 >= lowest;
         }
         if (clear) return p.before;
       } else if (clear) {
@@ -205,10 +219,18 @@ RESAMPLE_UNROLL
     return K + (detail::point_below(K, U, comb_.total(), n, exact_C(m)) ? 1 : 0);
   }
 
-  /// Word `lane` of a Philox block by selects, not an index (an indexed register array goes to local
-  /// memory on a GPU).
-  RESAMPLE_HOST_DEVICE static std::uint32_t word_of(const r123::Philox4x32::ctr_type& block, std::uint64_t lane) {
-    return lane == 0 ? block.v[0] : lane == 1 ? block.v[1] : lane == 2 ? block.v[2] : block.v[3];
+  static constexpr std::uint64_t no_rank = ~std::uint64_t{0};
+
+  /// The smallest rank >= from in some particle's range [first[m], last[m]), or no_rank.
+  RESAMPLE_HOST_DEVICE static std::uint64_t next_rank(const std::uint32_t (&first)[Items],
+                                                      const std::uint32_t (&last)[Items], std::uint64_t from) {
+    std::uint64_t t = no_rank;
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) {
+      const std::uint64_t lo = first[m] > from ? first[m] : from;
+      if (lo < last[m] && lo < t) t = lo;
+    }
+    return t;
   }
 
   /// A double holding an integer in [0, 2^32): its value, read from the significand of c + 2^52.

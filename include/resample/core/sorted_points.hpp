@@ -8,17 +8,18 @@
 //   G = 2^g super-bins of W = 2^(b - g) strata, g = min(max(b - 11, 0), 13).
 //   level 1: ball j in [0, N) lies in super-bin  (word j of the level-1 stream) >> (32 - g);
 //   level 2: ball m < c_g of super-bin g lies in stratum  g W + (word m of super-bin g's stream) mod W;
-//   points:  stratum K holds c_K points  K + u_{K,m} 2^-32,  u_{K,m} = word K mod 4 of Philox at
-//            (index points_index + K / 4, step, draw block m), m < c_K.
-// Word m of the stream at index I is word m mod 4 of Philox at (I, step, m / 4). Given the level-1
-// counts c_g, a super-bin's balls are independently uniform on its W strata, so the counts c_K are
-// those of N balls thrown uniformly into B strata; given the c_K, the points of a stratum are iid
-// uniform on its 2^32 grid. So the N points are iid uniform on the grid 2^-32 of [0, B), and the
-// ancestor of the j-th smallest has P(a = i) = q_i / Q up to that grid, like systematic and
-// stratified's 2^-32 per stratum. Powers of two everywhere: no rejection, one word per ball.
+//   points:  stratum K holds the c_K points of ranks t in [P_K, P_K + c_K), P_K = c_0 + ... + c_{K-1},
+//            point t at K + u_t 2^-32, u_t = word t of the points stream (index points_index).
+// Word m of the stream at index I is word m mod 4 of Philox at (I + m / 4, step, 0) for the
+// points, and at (I, step, m / 4) for the balls. Given the level-1 counts c_g, a super-bin's balls
+// are independently uniform on its W strata, so the counts c_K are those of N balls thrown
+// uniformly into B strata; given the c_K, the points of a stratum are iid uniform on its 2^32 grid.
+// So the N points are iid uniform on the grid 2^-32 of [0, B), and the ancestor of the j-th
+// smallest has P(a = i) = q_i / Q up to that grid, like systematic and stratified's 2^-32 per
+// stratum. Powers of two everywhere: no rejection, one word per ball or point.
 //
-// Four neighbouring strata share one Philox block for their m-th point, so a run of particles that
-// visits strata K, K + 1, ... pays about one Philox call per four strata.
+// Offsets by rank put a run of particles' points in consecutive words: a GPU thread walks its
+// points four at a time, one Philox call each, in step with the other threads of its warp.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +45,7 @@ class sorted_points {
   /// Philox indices of the three kinds of draws (above every particle index, below Megopolis').
   static constexpr std::uint64_t level1_index = std::uint64_t{1} << 32;
   static constexpr std::uint64_t level2_index = std::uint64_t{2} << 32;  // + g, g < 2^13
-  static constexpr std::uint64_t points_index = std::uint64_t{3} << 32;  // + K / 4, K < 2^31
+  static constexpr std::uint64_t points_index = std::uint64_t{3} << 32;  // + t / 4, t < 2^32
 
   RESAMPLE_HOST_DEVICE explicit sorted_points(std::uint64_t n)
       : n_(n),
@@ -67,7 +68,7 @@ class sorted_points {
   }
 
   /// Level-1 words of balls 4 j4 .. 4 j4 + 3; level-2 words of balls 4 m4 .. of super-bin g;
-  /// u_{K,m} for the four strata 4 K4 .. 4 K4 + 3.
+  /// the offsets u_t of points 4 t4 .. 4 t4 + 3.
   RESAMPLE_HOST_DEVICE static r123::Philox4x32::ctr_type level1_words(key k, std::uint32_t step, std::uint64_t j4) {
     return philox_block(k, level1_index, step, static_cast<std::uint32_t>(j4));
   }
@@ -75,12 +76,12 @@ class sorted_points {
                                                                        std::uint64_t m4) {
     return philox_block(k, level2_index + g, step, static_cast<std::uint32_t>(m4));
   }
-  RESAMPLE_HOST_DEVICE static r123::Philox4x32::ctr_type point_words(key k, std::uint32_t step, std::uint64_t K4,
-                                                                      std::uint64_t m) {
-    return philox_block(k, points_index + K4, step, static_cast<std::uint32_t>(m));
+  RESAMPLE_HOST_DEVICE static r123::Philox4x32::ctr_type point_words(key k, std::uint32_t step, std::uint64_t t4) {
+    return philox_block(k, points_index + t4, step, 0);
   }
-  RESAMPLE_HOST_DEVICE static std::uint32_t point_offset(key k, std::uint32_t step, std::uint64_t K, std::uint64_t m) {
-    return point_words(k, step, K / 4, m).v[K % 4];
+  /// u_t, the offset of the point of rank t.
+  RESAMPLE_HOST_DEVICE static std::uint32_t point_offset(key k, std::uint32_t step, std::uint64_t t) {
+    return point_words(k, step, t / 4).v[t % 4];
   }
 
  private:
@@ -104,8 +105,8 @@ RESAMPLE_HOST_DEVICE std::uint64_t sorted_points_below(const exact_comb& comb, c
   if (K >= comb.size()) return layout.size();
   const stratum_points p = strata(K);
   std::uint64_t O = p.before;
-  for (std::uint64_t m = 0; m < p.count; ++m) {
-    O += detail::point_below(K, sorted_points::point_offset(k, step, K, m), comb.total(), comb.size(), C) ? 1 : 0;
+  for (std::uint64_t t = p.before; t < p.before + p.count; ++t) {
+    O += detail::point_below(K, sorted_points::point_offset(k, step, t), comb.total(), comb.size(), C) ? 1 : 0;
   }
   return O;
 }
