@@ -161,14 +161,20 @@ RESAMPLE_UNROLL
   }
 
  private:
-  /// Multinomial-sorted's O of particle m when the estimate alone does not decide it.
-  template <class Strata>
-  RESAMPLE_HOST_DEVICE std::uint64_t multinomial_sorted_near(key k, std::uint32_t step, const resample::sorted_points& layout,
-                                                        const Strata& strata, int m) const {
-    const std::uint64_t B = comb_.size();
+  /// Particle m's estimate of r, as the run's loop forms it.
+  RESAMPLE_HOST_DEVICE double estimate_of(int m) const {
     double W = 0;
     for (int j = 0; j <= m; ++j) W += w_[j];
-    const double e = detail::fused(per_weight_, W, comb_.estimate(C_before_));
+    return detail::fused(per_weight_, W, comb_.estimate(C_before_));
+  }
+
+  /// Multinomial-sorted's O of particle m when the estimate alone does not decide it.
+  template <class Strata>
+  RESAMPLE_HOST_DEVICE std::uint64_t multinomial_sorted_near(key k, std::uint32_t step,
+                                                             const resample::sorted_points& layout,
+                                                             const Strata& strata, int m) const {
+    const std::uint64_t B = comb_.size();
+    const double e = estimate_of(m);
     const double f = std::floor(e - margin_);
     if (!(f + 1.0 > e + margin_)) {
       // r lies within 2 margin of the integer J (as in stratified_near): O = P_J when every point
@@ -198,9 +204,7 @@ RESAMPLE_UNROLL
   /// Stratified O of particle m when the estimate alone does not decide it.
   RESAMPLE_HOST_DEVICE std::uint64_t stratified_near(key k, std::uint32_t step, int m) const {
     const std::uint64_t n = comb_.size();
-    double W = 0;
-    for (int j = 0; j <= m; ++j) W += w_[j];
-    const double e = detail::fused(per_weight_, W, comb_.estimate(C_before_));
+    const double e = estimate_of(m);
     const double f = std::floor(e - margin_);
     if (!(f + 1.0 > e + margin_)) {
       // r lies within 2 margin of the integer J = f + 1 (equal weights put every r on one), so
