@@ -4,7 +4,7 @@
 // of stratified resampling (Code 4) with c_K points in stratum K instead of one. The ancestors are
 // then Code 3's, sorted, without Code 3's serial running product.
 //
-//   B = 2^b strata, b = min(bit_width(N - 1), 31) (so B >= N up to N = 2^31, about N points each);
+//   B = 2^b strata, b = min(bit_width(N - 1), 31) (B >= N up to N = 2^31: about a point per stratum);
 //   G = 2^g super-bins of W = 2^(b - g) strata, g = min(max(b - 11, 0), 13).
 //   level 1: ball j in [0, N) lies in super-bin  (word j of the level-1 stream) >> (32 - g);
 //   level 2: ball m < c_g of super-bin g lies in stratum  g W + (word m of super-bin g's stream) mod W;
