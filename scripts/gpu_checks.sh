@@ -36,7 +36,12 @@ for tool in $tools; do
   for t in $tests; do
     f='-*Large*:*Skewed*'
     [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
-    [ "$t" = bpf_cuda_test ] && f='*sv_auxiliary_ess_jitter*:*lg_bootstrap_residual*:*lg_one_particle*:CudaFilterInput.*'
+    # The filter: racecheck and synccheck stop on conditional graph nodes, so they run the gated
+    # tick (resampler_node::gated, the same kernels launched every tick); memcheck runs both.
+    gated='*sv_auxiliary_ess_jitter_gated:*lg_bootstrap_residual_gated:*lg_one_particle_gated:*sv_bootstrap_metropolis_gated:*sv_bootstrap_every_tick_stratified_gated'
+    [ "$t" = bpf_cuda_test ] && f="$gated"
+    [ "$t" = bpf_cuda_test ] && [ "$tool" = memcheck ] &&
+      f="$gated:*sv_auxiliary_ess_jitter_conditional:*lg_bootstrap_residual_conditional:*lg_one_particle_conditional:CudaFilterInput.*"
     printf '%-10s %-22s ' "$tool" "$t" >>"$san"
     timeout 70 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" \
       >"$out/san_last.txt" 2>&1

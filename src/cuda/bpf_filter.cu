@@ -10,7 +10,9 @@
 //                       made on the device by the last finish kernel)
 //   [cuda::ancestors]   conditional body: a = the scheme's draw on v (auxiliary) or lw, key (seed),
 //                       step t (options::device_step); on ticks that keep their weights none of its
-//                       kernels is launched
+//                       kernels is launched. resampler_node::gated instead launches it every tick
+//                       with options::device_gate = the ESS test (no open_resampler, no
+//                       conditional node: for compute-sanitizer's racecheck and synccheck)
 //   gather_propagate    x'_j = propagate(x_{a_j} (+ jitter), or x_j if not resampling), lw'_j =
 //                       (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); then, in the same kernel, the
 //                       chunk summary of (lw', x'): max, first NaN / +inf, and the sums of w, w^2,
@@ -368,6 +370,7 @@ struct cuda_filter<Model>::impl {
   Model model;
   filter_options opt;
   cudaStream_t stream;
+  resampler_node node;
   cudaStream_t capture_stream = nullptr;  ///< private: the legacy default stream cannot be captured
   cudaStream_t body_stream = nullptr;     ///< private: captures the resampler's conditional body
   key k;
@@ -386,7 +389,8 @@ struct cuda_filter<Model>::impl {
   /// Ticks t > 0: graph[t % 2] (the two graphs differ in which buffers hold the particles).
   tick_graph graph[2];
 
-  impl(const Model& m, const filter_options& o, cudaStream_t st) : model(m), opt(o), stream(st) {
+  impl(const Model& m, const filter_options& o, cudaStream_t st, resampler_node rn)
+      : model(m), opt(o), stream(st), node(rn) {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
     n = o.particles;
@@ -479,9 +483,8 @@ struct cuda_filter<Model>::impl {
   }
 
   /// Captures a tick t > 0 of parity p (t % 2) on `on` (capturing): the particles move from
-  /// states(p, false) to states(p, true). The resampler's kernels are the body of a conditional
-  /// node, captured on `body`, which open_resampler opens on the ticks that resample: on the others
-  /// nothing of it is launched.
+  /// states(p, false) to states(p, true). The resampler runs on the ticks that resample: as a
+  /// conditional node (its body captured on `body`) or, gated, launched every tick.
   void capture_tick(int p, cudaStream_t on, cudaStream_t body) {
     const bool auxiliary = opt.kind == filter_kind::auxiliary;
     const auto [x, lw] = states(p, false);
@@ -495,6 +498,29 @@ struct cuda_filter<Model>::impl {
       cuda::check_launch("bpf finish_first_stage");
       weights = v_a.data();
     }
+    resample::options at_tick = opt.resampling;
+    at_tick.device_step = &s->tick;  // the draw at step t, read from the device when the call runs
+    if (node == resampler_node::gated) {
+      at_tick.device_gate = &s->resample;
+      std::size_t bytes = temp_bytes;
+      cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
+                                            at_tick, on);
+    } else {
+      capture_conditional_resampler(on, body, weights, at_tick);
+    }
+    const auto* status = reinterpret_cast<const cuda::device_status*>(temp_a.data());
+    gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(), status,
+                                                     x, lw, fs_a.data(), x_out, lw_out, s, chunks_a.data());
+    cuda::check_launch("bpf gather_propagate");
+    finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
+                                       s);
+    cuda::check_launch("bpf finish_tick");
+  }
+
+  /// The resampler as the body of a conditional node, captured on `body`, which open_resampler
+  /// opens on the ticks that resample: on the others nothing of it is launched.
+  void capture_conditional_resampler(cudaStream_t on, cudaStream_t body, const double* weights,
+                                     const resample::options& at_tick) {
     cudaStreamCaptureStatus capturing{};
     cudaGraph_t graph = nullptr;
     const cudaGraphNode_t* deps = nullptr;
@@ -515,13 +541,10 @@ struct cuda_filter<Model>::impl {
     cuda::check(cudaGraphAddNode(&node, graph, deps, nullptr, deps_count, &cond), "cudaGraphAddNode (bpf resampler)");
     cuda::check(cudaStreamUpdateCaptureDependencies(on, &node, nullptr, 1, cudaStreamSetCaptureDependencies),
                 "cudaStreamUpdateCaptureDependencies (bpf)");
-    // The draw at step t, read from the device when the call runs.
     cudaGraph_t resampler = cond.conditional.phGraph_out[0];
     cuda::check(cudaStreamBeginCaptureToGraph(body, resampler, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal),
                 "cudaStreamBeginCaptureToGraph (bpf)");
     try {
-      resample::options at_tick = opt.resampling;
-      at_tick.device_step = &s->tick;
       std::size_t bytes = temp_bytes;
       cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
                                             at_tick, body);
@@ -530,13 +553,6 @@ struct cuda_filter<Model>::impl {
       throw;
     }
     cuda::check(cudaStreamEndCapture(body, &resampler), "cudaStreamEndCapture (bpf resampler)");
-    const auto* status = reinterpret_cast<const cuda::device_status*>(temp_a.data());
-    gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(), status,
-                                                     x, lw, fs_a.data(), x_out, lw_out, s, chunks_a.data());
-    cuda::check_launch("bpf gather_propagate");
-    finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
-                                       s);
-    cuda::check_launch("bpf finish_tick");
   }
 
   void tick(std::size_t t) {
@@ -548,8 +564,9 @@ struct cuda_filter<Model>::impl {
 };
 
 template <class Model>
-cuda_filter<Model>::cuda_filter(const Model& model, const filter_options& opt, cudaStream_t stream)
-    : impl_(std::make_unique<impl>(model, opt, stream)) {}
+cuda_filter<Model>::cuda_filter(const Model& model, const filter_options& opt, cudaStream_t stream,
+                                resampler_node node)
+    : impl_(std::make_unique<impl>(model, opt, stream, node)) {}
 
 template <class Model>
 cuda_filter<Model>::~cuda_filter() = default;

@@ -3,6 +3,7 @@
 // for bit: log-likelihood, increments, ESS, resampled flags, mean, sd and PIT.
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -30,13 +31,15 @@ struct config {
   std::size_t n;
 };
 
-class CudaFilter : public ::testing::TestWithParam<config> {
+using resample::bpf::resampler_node;
+
+class CudaFilter : public ::testing::TestWithParam<std::tuple<config, resampler_node>> {
  protected:
   void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
 };
 
 template <class Model>
-void expect_same_filter(const Model& model, const config& c) {
+void expect_same_filter(const Model& model, const config& c, resampler_node node) {
   const auto data = resample::bpf::simulate(model, 40, 5);
   filter_options opt;
   opt.particles = c.n;
@@ -49,7 +52,7 @@ void expect_same_filter(const Model& model, const config& c) {
   const auto truth = std::span<const double>(data.states);
   resample::cpu::parallel ex(4, 256);
   const auto cpu = resample::bpf::run_filter(model, ex, y, opt, truth);
-  const auto gpu = resample::bpf::run_cuda_filter(model, y, opt, truth);
+  const auto gpu = resample::bpf::run_cuda_filter(model, y, opt, truth, nullptr, node);
   ASSERT_EQ(gpu.ticks.size(), y.size());
   EXPECT_EQ(cpu.log_likelihood, gpu.log_likelihood);
   std::size_t resampled = 0;
@@ -70,17 +73,18 @@ void expect_same_filter(const Model& model, const config& c) {
 }
 
 TEST_P(CudaFilter, SameBitsAsTheCpuFilter) {
-  const config c = GetParam();
+  const auto [c, node] = GetParam();
   if (c.sv) {
-    expect_same_filter(resample::bpf::sv_model({.mu = -4.5, .rho = 0.97, .sigma = 0.3, .nu_state = 5, .nu_obs = 5}), c);
+    expect_same_filter(resample::bpf::sv_model({.mu = -4.5, .rho = 0.97, .sigma = 0.3, .nu_state = 5, .nu_obs = 5}), c,
+                       node);
   } else {
-    expect_same_filter(resample::bpf::linear_gaussian_model({.rho = 0.9, .sigma = 1.0, .tau = 1.0}), c);
+    expect_same_filter(resample::bpf::linear_gaussian_model({.rho = 0.9, .sigma = 1.0, .tau = 1.0}), c, node);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Filters, CudaFilter,
-    ::testing::Values(
+    ::testing::Combine(::testing::Values(
         config{"sv_bootstrap_ess_systematic", true, filter_kind::bootstrap, 0.5, resample::scheme::systematic, 0, 10007},
         config{"sv_bootstrap_every_tick_stratified", true, filter_kind::bootstrap, 1.0, resample::scheme::stratified, 0, 4096},
         config{"sv_auxiliary_ess_jitter", true, filter_kind::auxiliary, 0.5, resample::scheme::systematic, 0.05, 3000},
@@ -90,7 +94,12 @@ INSTANTIATE_TEST_SUITE_P(
         config{"lg_auxiliary_every_tick", false, filter_kind::auxiliary, 1.0, resample::scheme::systematic, 0, 70000},
         config{"lg_one_particle", false, filter_kind::bootstrap, 1.0, resample::scheme::systematic, 0, 1},
         config{"lg_never_resample", false, filter_kind::bootstrap, 0.0, resample::scheme::systematic, 0, 257}),
-    [](const auto& test) { return std::string(test.param.name); });
+        // Both ways of skipping the resampler (the gated one is what racecheck and synccheck run).
+        ::testing::Values(resampler_node::conditional, resampler_node::gated)),
+    [](const auto& test) {
+      return std::string(std::get<0>(test.param).name) +
+             (std::get<1>(test.param) == resampler_node::gated ? "_gated" : "_conditional");
+    });
 
 TEST(CudaFilterInput, BadObservationsAndOptionsAreRefused) {
   RESAMPLE_SKIP_WITHOUT_GPU();
