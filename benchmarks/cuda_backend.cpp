@@ -2,7 +2,8 @@
 // memory (float log-weights in, int32 ancestors out, the paper's weights), launch included.
 //
 //   cuda/<scheme>/float/exact/<N>       every scheme, N = 2^10 .. 2^26 (SSP, sequential: to 2^16)
-//   cuda/batched/<scheme>/4096x1024     4096 systems of 1024 particles, one block each
+//   cuda/batched/<scheme>/4096x1024     4096 systems of 1024 particles: a warp each (systematic,
+//                                       stratified), a block each (the chains)
 //   cuda/graph/systematic/<N>           the call captured once in a CUDA graph, the graph replayed
 //   cuda/metropolis_y/<scheme>/<y>      N = 2^20, B from the eps rule, weights of dispersion y
 //   cuda/metropolis_B/<scheme>/<B>      N = 2^20, y = 2, B given

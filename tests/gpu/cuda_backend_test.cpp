@@ -189,6 +189,32 @@ TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
   }
 }
 
+/// Batched systems whose offspring pile up on one or two particles, through both comb kernels: the
+/// warp kernel (systems averaging at most 8192 particles; Code 8 in windows of 256 offspring, so a
+/// heavy particle spans many windows) and the block kernel (larger systems).
+TEST(CudaSkewed, BatchedHeavyParticlesEqualCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::vector<std::vector<std::size_t>> batches = {{0, 1, 701, 3701, 8701, 8958, 9000},  // the warp kernel
+                                                         {0, 20000, 40000, 40001}};              // the block kernel
+  for (const auto& offsets : batches) {
+    const std::size_t n = offsets.back();
+    auto lw = log_weights<float>(n, 1.0, 11);
+    for (std::size_t b = 0; b + 1 < offsets.size(); ++b) {
+      const std::size_t begin = offsets[b], size = offsets[b + 1] - begin;
+      if (b % 2 == 0 || size < 3) continue;  // the odd systems: one or two particles hold every weight
+      for (std::size_t i = begin; i < offsets[b + 1]; ++i) lw[i] = -std::numeric_limits<float>::infinity();
+      lw[begin + (b % 4 == 1 ? size - 1 : size / 3)] = 0.0f;
+      lw[begin + 1] = -0.7f;
+    }
+    for (const scheme s : {scheme::systematic, scheme::stratified}) {
+      std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+      cpu::ancestors_batched(cpu::serial{}, s, view(lw), offsets, key{3, 7}, 4, std::span<std::int32_t>(cpu_a));
+      cuda::host::ancestors_batched(s, view(lw), offsets, key{3, 7}, 4, std::span<std::int32_t>(gpu_a));
+      EXPECT_EQ(gpu_a, cpu_a) << name(s) << " systems " << offsets.size() - 1;
+    }
+  }
+}
+
 /// The raw API: two phases, a stream of our own, no output on bad input, and a CUDA graph.
 class CudaRawApi : public testing::Test {
  protected:

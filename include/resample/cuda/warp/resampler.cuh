@@ -1,0 +1,224 @@
+// Warp-level resampling for user kernels that keep one particle system per warp (and for the
+// batched call's small systems). Device code; include from .cu files compiled with nvcc.
+//
+//   using resampler = resample::cuda::warp::resampler<float, std::int32_t>;
+//   __shared__ typename resampler::TempStorage tmp[warps_per_block];
+//   resampler r(tmp[threadIdx.x / 32]);
+//   const auto s = r.summarise(lw, n);                 // every lane of the warp calls
+//   if (s.code == resample::cuda::status_code::ok) r.systematic(lw, n, s, key, step, a);
+//
+// block::resampler's arithmetic with a warp for the block, so a system gets the bits of a serial
+// call on it (resample::cpu): the max and the first NaN / +inf by shuffles, the exact sum Q and each
+// chunk's exclusive prefix C by 128-bit warp scans, O^i by comb_run (Code 4 / Code 5), and Code 8
+// through the warp's own stage in shared memory. Why a warp: a system of a thousand particles is
+// too small to keep a block busy, and a block's barriers (about ten per system) then set the pace;
+// a warp needs none, only __syncwarp, and many more systems are in flight per SM.
+//
+// A chunk is 32 x Items particles, Items consecutive ones per lane. A system of at most
+// ResidentChunks chunks keeps its weights in registers from summarise to the comb (one exp per
+// particle); a larger one computes them again per chunk. Code 8 in windows of `chunk` offspring:
+// every particle with offspring marks the slot where its run starts, a warp max-scan gives each
+// slot its owner, and the lanes copy the window out contiguously; a window of slots all owned by
+// one particle (a heavy one) costs the same as any other. Shared memory: 33 x Items ints per warp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "resample/core/comb_run.hpp"
+#include "resample/core/exact_cdf.hpp"
+#include "resample/core/exact_offspring.hpp"
+#include "resample/core/random.hpp"
+#include "resample/cuda/block/load_blocked.cuh"
+#include "resample/cuda/block/order_key.cuh"
+#include "resample/cuda/block/resampler.cuh"
+#include "resample/cuda/block/wide_sum.cuh"
+#include "resample/cuda/status.hpp"
+
+namespace resample::cuda::warp {
+
+using block::summary;
+
+namespace detail {
+inline constexpr unsigned full_mask = 0xffffffffu;
+
+__device__ inline unsigned long long max_over_warp(unsigned long long x) {
+#pragma unroll
+  for (int d = 16; d >= 1; d /= 2) x = max(x, __shfl_xor_sync(full_mask, x, d));
+  return x;
+}
+
+__device__ inline u128 shfl(u128 x, int lane) {
+  const auto lo = __shfl_sync(full_mask, static_cast<unsigned long long>(x), lane);
+  const auto hi = __shfl_sync(full_mask, static_cast<unsigned long long>(x >> 64), lane);
+  return (static_cast<u128>(hi) << 64) | lo;
+}
+}  // namespace detail
+
+template <class T, class Index, int Items = 8, int ResidentChunks = 4>
+class resampler {
+ public:
+  static constexpr int chunk = 32 * Items;
+  /// Systems of at most this many particles are read once and their weights kept in registers.
+  static constexpr std::size_t resident_capacity = std::size_t{chunk} * ResidentChunks;
+
+  struct TempStorage {
+    int stage[chunk + chunk / 32];  // one pad word per 32: a lane's Items slots and its neighbours' in different banks
+  };
+
+  __device__ explicit resampler(TempStorage& tmp) : tmp_(tmp) {}
+
+  /// Validates lw[0, n) (n < 2^32), finds its max and the exact sum Q. Every lane gets the result.
+  __device__ summary<T> summarise(const T* lw, std::size_t n) {
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    const std::size_t lane = threadIdx.x & 31;
+    resident_ = n <= resident_capacity;
+    T best = -inf;
+    unsigned long long bad = 0;  // ~i of the first NaN / +inf
+    for (std::size_t base = 0; base < n; base += chunk) {
+      T x[Items];
+      block::load_blocked(lw, base + lane * Items, n, x);
+#pragma unroll
+      for (int m = 0; m < Items; ++m) {
+        best = max(best, x[m]);  // ignores NaN; a +inf is caught below (padding is -inf)
+        if (!(x[m] < inf)) bad = max(bad, ~static_cast<unsigned long long>(base + lane * Items + m));
+      }
+    }
+    bad = detail::max_over_warp(bad);
+    const unsigned long long key = detail::max_over_warp(order_key(static_cast<double>(best)));
+    summary<T> s{status_code::ok, 0, static_cast<T>(from_order_key(key)), fraction_bits(n), 0};
+    if (bad != 0) {
+      s.code = status_code::bad_log_weight;
+      s.index = static_cast<std::size_t>(~bad);
+      return s;
+    }
+    if (s.max_log_w == -inf) {
+      s.code = status_code::all_weights_zero;
+      return s;
+    }
+    u128 sum = 0;
+    if (resident_) {
+#pragma unroll
+      for (int c = 0; c < ResidentChunks; ++c) {
+        // Chunks past the end are all padding: zero weights, as the comb expects.
+        T x[Items];
+        block::load_blocked(lw, c * std::size_t{chunk} + lane * Items, n, x);
+        sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w_[c]);
+      }
+    } else {
+      for (std::size_t base = 0; base < n; base += chunk) {
+        T x[Items];
+        double w[Items];
+        block::load_blocked(lw, base + lane * Items, n, x);
+        sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+      }
+    }
+    s.total = detail::shfl(block::warp_inclusive_sum(sum), 31);
+    return s;
+  }
+
+  /// Systematic (Code 5) resampling fused with Code 8; a[0, n) local indices.
+  __device__ void systematic(const T* lw, std::size_t n, const summary<T>& s, key k, std::uint32_t step, Index* a) {
+    const std::uint32_t U = philox_stream(k, shared_index, step).next();
+    comb_walk(lw, n, s, a, [&](const comb_run<Items>& run, auto emit) { run.systematic(U, emit); });
+  }
+
+  /// Stratified (Code 4) resampling fused with Code 8.
+  __device__ void stratified(const T* lw, std::size_t n, const summary<T>& s, key k, std::uint32_t step, Index* a) {
+    comb_walk(lw, n, s, a, [&](const comb_run<Items>& run, auto emit) { run.stratified(k, step, emit); });
+  }
+
+ private:
+  static __device__ int padded(int j) { return j + (j >> 5); }
+
+  /// Chunk by chunk: C before each lane's run by a warp scan carried from chunk to chunk, O by
+  /// comb_run, a by write().
+  template <class Comb>
+  __device__ void comb_walk(const T* lw, std::size_t n, const summary<T>& s, Index* a, Comb comb_fn) {
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const exact_comb comb(s.total, n);
+    u128 carry = 0;
+    std::uint32_t O_begin = 0;
+    int c = 0;
+    for (std::size_t base = 0; base < n; base += chunk, ++c) {
+      double w[Items];
+      u128 sum = 0;
+      if (resident_) {
+        // A register array needs compile-time indices: pick chunk c's weights by selects.
+#pragma unroll
+        for (int r = 0; r < ResidentChunks; ++r) {
+#pragma unroll
+          for (int m = 0; m < Items; ++m) w[m] = r == c ? w_[r][m] : (r == 0 ? 0.0 : w[m]);
+        }
+#pragma unroll
+        for (int m = 0; m < Items; ++m) sum += quantise(w[m], s.fraction);  // cheaper than keeping it
+      } else {
+        T x[Items];
+        block::load_blocked(lw, base + lane * Items, n, x);
+        sum = quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+      }
+      const u128 inclusive = block::warp_inclusive_sum(sum);
+      std::uint32_t O[Items];
+      comb_fn(comb_run<Items>(comb, s.fraction, carry + inclusive - sum, w),
+              [&O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); });
+      std::uint32_t start = __shfl_up_sync(detail::full_mask, O[Items - 1], 1);  // O before this lane's run
+      if (lane == 0) start = O_begin;
+      const std::uint32_t O_end = __shfl_sync(detail::full_mask, O[Items - 1], 31);
+      write(O, start, O_begin, O_end, base, a);
+      O_begin = O_end;
+      carry += detail::shfl(inclusive, 31);
+    }
+  }
+
+  /// Code 8 for a chunk whose particle m (of this lane's run, chunk-local lane * Items + m) owns
+  /// offspring [O[m-1], O[m]) (O[-1] = start), the chunk's offspring being [O_begin, O_end):
+  /// a[j] = first + owner, window by window.
+  __device__ void write(const std::uint32_t (&O)[Items], std::uint32_t start, std::uint32_t O_begin,
+                        std::uint32_t O_end, std::size_t first, Index* a) {
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    int* stage = tmp_.stage;
+    int owner_before = -1;  // the owner of the slot before the window
+    for (std::uint32_t window = O_begin; window < O_end; window += chunk) {
+#pragma unroll
+      for (int k = 0; k < Items; ++k) stage[padded(k * 32 + lane)] = -1;
+      __syncwarp();
+      std::uint32_t lo = start;
+#pragma unroll
+      for (int m = 0; m < Items; ++m) {
+        if (O[m] > lo && lo >= window && lo - window < static_cast<std::uint32_t>(chunk)) {
+          stage[padded(static_cast<int>(lo - window))] = lane * Items + m;
+        }
+        lo = O[m];
+      }
+      __syncwarp();
+      // Inclusive max-scan of the window: Items consecutive slots per lane, then across lanes.
+      int v[Items];
+      int run = owner_before;
+#pragma unroll
+      for (int k = 0; k < Items; ++k) v[k] = run = max(run, stage[padded(lane * Items + k)]);
+      int before = run;  // becomes the max over this lane and those before it
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int y = __shfl_up_sync(detail::full_mask, before, d);
+        if (lane >= d) before = max(before, y);
+      }
+      before = __shfl_up_sync(detail::full_mask, before, 1);
+      if (lane == 0) before = owner_before;
+#pragma unroll
+      for (int k = 0; k < Items; ++k) stage[padded(lane * Items + k)] = max(before, v[k]);
+      __syncwarp();
+      const int count = static_cast<int>(min(O_end - window, static_cast<std::uint32_t>(chunk)));
+      Index* out = a + window;
+      for (int j = lane; j < count; j += 32) out[j] = static_cast<Index>(first + stage[padded(j)]);
+      owner_before = stage[padded(chunk - 1)];
+      __syncwarp();
+    }
+  }
+
+  TempStorage& tmp_;
+  bool resident_ = false;
+  double w_[ResidentChunks][Items];
+};
+
+}  // namespace resample::cuda::warp
