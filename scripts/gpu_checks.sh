@@ -46,7 +46,7 @@ for tool in $tools; do
     timeout 70 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" \
       >"$out/san_last.txt" 2>&1
     rc=$?
-    echo "rc=$rc $(grep -E 'ERROR SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')" >>"$san"
+    echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')" >>"$san"
     [ $rc -ne 0 ] && tail -30 "$out/san_last.txt" >>"$san"
   done
 done
