@@ -50,6 +50,20 @@ struct summary {
   u128 total;
 };
 
+/// The summary before Q, from the reductions: ~(the first NaN / +inf's index), 0 for none, and
+/// the order key of the max. Shared by the block and warp resamplers.
+template <class T>
+__device__ summary<T> summary_of(unsigned long long bad, unsigned long long max_key, std::size_t n) {
+  summary<T> s{status_code::ok, 0, static_cast<T>(from_order_key(max_key)), fraction_bits(n), 0};
+  if (bad != 0) {
+    s.code = status_code::bad_log_weight;
+    s.index = static_cast<std::size_t>(~bad);
+  } else if (s.max_log_w == -std::numeric_limits<T>::infinity()) {
+    s.code = status_code::all_weights_zero;
+  }
+  return s;
+}
+
 template <class T, class Index, int BlockThreads, int Items = 4>
 class resampler {
   static constexpr int chunk = BlockThreads * Items;
@@ -107,16 +121,8 @@ class resampler {
     bad = tmp_.word[0];
     key = tmp_.word[1];
     __syncthreads();
-    summary<T> s{status_code::ok, 0, static_cast<T>(from_order_key(key)), fraction_bits(n), 0};
-    if (bad != 0) {
-      s.code = status_code::bad_log_weight;
-      s.index = static_cast<std::size_t>(~bad);
-      return s;
-    }
-    if (s.max_log_w == -inf) {
-      s.code = status_code::all_weights_zero;
-      return s;
-    }
+    summary<T> s = summary_of<T>(bad, key, n);
+    if (s.code != status_code::ok) return s;
     u128 sum = 0;
     if (resident_) {
       sum_ = quantised_weights(x_, static_cast<double>(s.max_log_w), s.fraction, w_);

@@ -87,16 +87,8 @@ class resampler {
     }
     bad = detail::max_over_warp(bad);
     const unsigned long long key = detail::max_over_warp(order_key(static_cast<double>(best)));
-    summary<T> s{status_code::ok, 0, static_cast<T>(from_order_key(key)), fraction_bits(n), 0};
-    if (bad != 0) {
-      s.code = status_code::bad_log_weight;
-      s.index = static_cast<std::size_t>(~bad);
-      return s;
-    }
-    if (s.max_log_w == -inf) {
-      s.code = status_code::all_weights_zero;
-      return s;
-    }
+    summary<T> s = block::summary_of<T>(bad, key, n);
+    if (s.code != status_code::ok) return s;
     u128 sum = 0;
     if (resident_) {
 #pragma unroll
