@@ -101,12 +101,12 @@ __global__ void __launch_bounds__(block_threads, Comb ? 3 : 4)
 constexpr std::size_t warp_systems_up_to = 8192;
 constexpr int warps_per_block = 4;
 
-// Three blocks (12 warps) per SM: 168 registers and a small spill. Measured on the H100 at 4096 x
-// 1024, systematic: 56.7 us; one block per SM's worth of registers (222, no spill) 60.2 us, four
-// (128, more spill) 59.3 us; 4 items per lane and 8 resident chunks 76.4 us; 2 resident chunks
-// (the exp twice) 66.4 us; the block kernel 77.9 us.
+// Four blocks (16 warps) per SM: 128 registers, a 100-byte spill, 37 KB of shared memory per block
+// (the resident weights). Measured on the H100 at 4096 x 1024 (systematic / stratified, us): 49.1
+// / 68.7; three blocks 53.5 / 72.6, five 50.8 / 75.0; the weights in registers instead (168
+// registers, three blocks) 57.0 / 79.9 in the same run.
 template <class T, class Index>
-__global__ void __launch_bounds__(32 * warps_per_block, 3)
+__global__ void __launch_bounds__(32 * warps_per_block, 4)
     batched_warp_pass(bool stratified, const T* __restrict__ lw, const std::uint64_t* offsets, std::size_t systems,
                       key k, std::uint32_t step, Index* a, device_status* st) {
   if (st->code != 0 || st->first_bad != 0) return;

@@ -15,11 +15,13 @@
 // a warp needs none, only __syncwarp, and many more systems are in flight per SM.
 //
 // A chunk is 32 x Items particles, Items consecutive ones per lane. A system of at most
-// ResidentChunks chunks keeps its weights in registers from summarise to the comb (one exp per
-// particle); a larger one computes them again per chunk. Code 8 in windows of `chunk` offspring:
-// every particle with offspring marks the slot where its run starts, a warp max-scan gives each
-// slot its owner, and the lanes copy the window out contiguously; a window of slots all owned by
-// one particle (a heavy one) costs the same as any other. Shared memory: 33 x Items ints per warp.
+// ResidentChunks chunks keeps its weights in the warp's shared memory from summarise to the comb
+// (one exp per particle; in registers they cost 64 of them, and the warps in flight with them);
+// a larger one computes them again per chunk. Code 8 in windows of `chunk` offspring: every
+// particle with offspring marks the slot where its run starts, a warp max-scan gives each slot its
+// owner, and the lanes copy the window out contiguously; a window of slots all owned by one
+// particle (a heavy one) costs the same as any other. Shared memory per warp: 33 x Items ints and
+// ResidentChunks x chunk doubles (9.25 KiB with the defaults).
 #pragma once
 
 #include <cstddef>
@@ -65,6 +67,7 @@ class resampler {
 
   struct TempStorage {
     int stage[chunk + chunk / 32];  // one pad word per 32: a lane's Items slots and its neighbours' in different banks
+    double w[ResidentChunks * chunk];  // a resident system's weights, [chunk][item][lane]: no bank conflicts
   };
 
   __device__ explicit resampler(TempStorage& tmp) : tmp_(tmp) {}
@@ -91,12 +94,13 @@ class resampler {
     if (s.code != status_code::ok) return s;
     u128 sum = 0;
     if (resident_) {
-#pragma unroll
-      for (int c = 0; c < ResidentChunks; ++c) {
-        // Chunks past the end are all padding: zero weights, as the comb expects.
+      for (std::size_t base = 0, c = 0; base < n; base += chunk, ++c) {
         T x[Items];
-        block::load_blocked(lw, c * std::size_t{chunk} + lane * Items, n, x);
-        sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w_[c]);
+        double w[Items];
+        block::load_blocked(lw, base + lane * Items, n, x);
+        sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+#pragma unroll
+        for (int m = 0; m < Items; ++m) tmp_.w[(c * Items + m) * 32 + lane] = w[m];
       }
     } else {
       for (std::size_t base = 0; base < n; base += chunk) {
@@ -137,12 +141,8 @@ class resampler {
       double w[Items];
       u128 sum = 0;
       if (resident_) {
-        // A register array needs compile-time indices: pick chunk c's weights by selects.
 #pragma unroll
-        for (int r = 0; r < ResidentChunks; ++r) {
-#pragma unroll
-          for (int m = 0; m < Items; ++m) w[m] = r == c ? w_[r][m] : (r == 0 ? 0.0 : w[m]);
-        }
+        for (int m = 0; m < Items; ++m) w[m] = tmp_.w[(c * Items + m) * 32 + lane];
 #pragma unroll
         for (int m = 0; m < Items; ++m) sum += quantise(w[m], s.fraction);  // cheaper than keeping it
       } else {
@@ -210,7 +210,6 @@ class resampler {
 
   TempStorage& tmp_;
   bool resident_ = false;
-  double w_[ResidentChunks][Items];
 };
 
 }  // namespace resample::cuda::warp
