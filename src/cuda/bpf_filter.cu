@@ -370,7 +370,7 @@ struct cuda_filter<Model>::impl {
   Model model;
   filter_options opt;
   cudaStream_t stream;
-  resampler_node node;
+  resampler_node skip;  ///< how a tick that keeps its weights skips the resampler
   cudaStream_t capture_stream = nullptr;  ///< private: the legacy default stream cannot be captured
   cudaStream_t body_stream = nullptr;     ///< private: captures the resampler's conditional body
   key k;
@@ -390,7 +390,7 @@ struct cuda_filter<Model>::impl {
   tick_graph graph[2];
 
   impl(const Model& m, const filter_options& o, cudaStream_t st, resampler_node rn)
-      : model(m), opt(o), stream(st), node(rn) {
+      : model(m), opt(o), stream(st), skip(rn) {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
     n = o.particles;
@@ -500,11 +500,9 @@ struct cuda_filter<Model>::impl {
     }
     resample::options at_tick = opt.resampling;
     at_tick.device_step = &s->tick;  // the draw at step t, read from the device when the call runs
-    if (node == resampler_node::gated) {
+    if (skip == resampler_node::gated) {
       at_tick.device_gate = &s->resample;
-      std::size_t bytes = temp_bytes;
-      cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
-                                            at_tick, on);
+      enqueue_resampler(on, weights, at_tick);
     } else {
       capture_conditional_resampler(on, body, weights, at_tick);
     }
@@ -515,6 +513,13 @@ struct cuda_filter<Model>::impl {
     finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
                                        s);
     cuda::check_launch("bpf finish_tick");
+  }
+
+  /// The library's resampler on `weights` into ancestors_a, on `on` (captured).
+  void enqueue_resampler(cudaStream_t on, const double* weights, const resample::options& at_tick) {
+    std::size_t bytes = temp_bytes;
+    cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
+                                          at_tick, on);
   }
 
   /// The resampler as the body of a conditional node, captured on `body`, which open_resampler
@@ -545,9 +550,7 @@ struct cuda_filter<Model>::impl {
     cuda::check(cudaStreamBeginCaptureToGraph(body, resampler, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal),
                 "cudaStreamBeginCaptureToGraph (bpf)");
     try {
-      std::size_t bytes = temp_bytes;
-      cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
-                                            at_tick, body);
+      enqueue_resampler(body, weights, at_tick);
     } catch (...) {
       (void)cudaStreamEndCapture(body, &resampler);
       throw;

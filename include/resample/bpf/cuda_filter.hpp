@@ -30,9 +30,9 @@ enum class resampler_node {
   /// the other ticks. The default.
   conditional,
   /// The resampler's kernels are launched at every tick and return at once when the ESS test
-  /// closed their device gate (options::device_gate): a few microseconds more per tick that does
-  /// not resample. For tools that do not follow conditional nodes: compute-sanitizer's racecheck
-  /// and synccheck stop on them (docs/results/bpf.md).
+  /// closed their device gate (options::device_gate): launches that the conditional node saves (not
+  /// timed). For tools that do not follow conditional nodes: compute-sanitizer's racecheck and
+  /// synccheck stop on them (docs/results/bpf.md).
   gated,
 };
 

@@ -19,6 +19,13 @@ __device__ inline u128 shfl_up(u128 x, int delta) {
 }
 }  // namespace detail
 
+/// Lane `lane`'s x in every lane of a full warp.
+__device__ inline u128 warp_broadcast(u128 x, int lane) {
+  const auto lo = __shfl_sync(0xffffffffu, static_cast<unsigned long long>(x), lane);
+  const auto hi = __shfl_sync(0xffffffffu, static_cast<unsigned long long>(x >> 64), lane);
+  return (static_cast<u128>(hi) << 64) | lo;
+}
+
 /// Inclusive prefix sum over the 32 lanes of a full warp.
 __device__ inline u128 warp_inclusive_sum(u128 x) {
   const int lane = static_cast<int>(threadIdx.x & 31);

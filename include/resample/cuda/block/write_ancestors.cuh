@@ -17,6 +17,17 @@
 
 namespace resample::cuda::block {
 
+/// Inclusive max-scan over the 32 lanes of a full warp: Code 8's owner of each staged slot.
+__device__ inline int warp_inclusive_max(int x) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int y = __shfl_up_sync(0xffffffffu, x, d);
+    if (lane >= d) x = max(x, y);
+  }
+  return x;
+}
+
 template <int Items>
 struct ancestor_writer {
   static constexpr std::uint32_t light_offspring = 8 * Items;
@@ -82,12 +93,7 @@ struct ancestor_writer {
 #pragma unroll
     for (int k = 0; k < per_thread; ++k) v[k] = run = max(run, stage[padded(threadIdx.x * per_thread + k)]);
     const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
-    int before = run;  // becomes the max over this thread and those before it in the warp
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const int y = __shfl_up_sync(0xffffffffu, before, d);
-      if (lane >= d) before = max(before, y);
-    }
+    int before = warp_inclusive_max(run);  // the max over this thread and those before it in the warp
     if (lane == 31) storage.warp_max[warp] = before;
     before = __shfl_up_sync(0xffffffffu, before, 1);
     if (lane == 0) before = -1;

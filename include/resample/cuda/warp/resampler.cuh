@@ -21,7 +21,7 @@
 // particle with offspring marks the slot where its run starts, a warp max-scan gives each slot its
 // owner, and the lanes copy the window out contiguously; a window of slots all owned by one
 // particle (a heavy one) costs the same as any other. Shared memory per warp: 33 x Items ints and
-// ResidentChunks x chunk doubles (9.25 KiB with the defaults).
+// ResidentChunks x chunk doubles (9,248 bytes with the defaults).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +36,7 @@
 #include "resample/cuda/block/order_key.cuh"
 #include "resample/cuda/block/resampler.cuh"
 #include "resample/cuda/block/wide_sum.cuh"
+#include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/status.hpp"
 
 namespace resample::cuda::warp {
@@ -50,19 +51,14 @@ __device__ inline unsigned long long max_over_warp(unsigned long long x) {
   for (int d = 16; d >= 1; d /= 2) x = max(x, __shfl_xor_sync(full_mask, x, d));
   return x;
 }
-
-__device__ inline u128 shfl(u128 x, int lane) {
-  const auto lo = __shfl_sync(full_mask, static_cast<unsigned long long>(x), lane);
-  const auto hi = __shfl_sync(full_mask, static_cast<unsigned long long>(x >> 64), lane);
-  return (static_cast<u128>(hi) << 64) | lo;
-}
 }  // namespace detail
 
 template <class T, class Index, int Items = 8, int ResidentChunks = 4>
 class resampler {
  public:
   static constexpr int chunk = 32 * Items;
-  /// Systems of at most this many particles are read once and their weights kept in registers.
+  /// Systems of at most this many particles keep their weights in TempStorage between summarise
+  /// and the comb (one exp per particle).
   static constexpr std::size_t resident_capacity = std::size_t{chunk} * ResidentChunks;
 
   struct TempStorage {
@@ -93,24 +89,17 @@ class resampler {
     summary<T> s = block::summary_of<T>(bad, key, n);
     if (s.code != status_code::ok) return s;
     u128 sum = 0;
-    if (resident_) {
-      for (std::size_t base = 0, c = 0; base < n; base += chunk, ++c) {
-        T x[Items];
-        double w[Items];
-        block::load_blocked(lw, base + lane * Items, n, x);
-        sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+    for (std::size_t base = 0, c = 0; base < n; base += chunk, ++c) {
+      T x[Items];
+      double w[Items];
+      block::load_blocked(lw, base + lane * Items, n, x);
+      sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+      if (resident_) {
 #pragma unroll
         for (int m = 0; m < Items; ++m) tmp_.w[(c * Items + m) * 32 + lane] = w[m];
       }
-    } else {
-      for (std::size_t base = 0; base < n; base += chunk) {
-        T x[Items];
-        double w[Items];
-        block::load_blocked(lw, base + lane * Items, n, x);
-        sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
-      }
     }
-    s.total = detail::shfl(block::warp_inclusive_sum(sum), 31);
+    s.total = block::warp_broadcast(block::warp_inclusive_sum(sum), 31);
     return s;
   }
 
@@ -159,7 +148,7 @@ class resampler {
       const std::uint32_t O_end = __shfl_sync(detail::full_mask, O[Items - 1], 31);
       write(O, start, O_begin, O_end, base, a);
       O_begin = O_end;
-      carry += detail::shfl(inclusive, 31);
+      carry += block::warp_broadcast(inclusive, 31);
     }
   }
 
@@ -189,12 +178,7 @@ class resampler {
       int run = owner_before;
 #pragma unroll
       for (int k = 0; k < Items; ++k) v[k] = run = max(run, stage[padded(lane * Items + k)]);
-      int before = run;  // becomes the max over this lane and those before it
-#pragma unroll
-      for (int d = 1; d < 32; d *= 2) {
-        const int y = __shfl_up_sync(detail::full_mask, before, d);
-        if (lane >= d) before = max(before, y);
-      }
+      int before = block::warp_inclusive_max(run);  // the max over this lane and those before it
       before = __shfl_up_sync(detail::full_mask, before, 1);
       if (lane == 0) before = owner_before;
 #pragma unroll
