@@ -1,0 +1,51 @@
+// The hand-written PTX backend (ptx/*.ptx, embedded in the library at build time, JIT-compiled by
+// the driver for the running GPU on first use in each CUDA context), on device memory, with the
+// cuda backend's calling conventions: CUB's two-phase temp storage, a stream, no allocation and
+// no host wait per call, capturable in a CUDA graph, the verdict in the temp storage's first bytes
+// (read it with resample::cuda::check_status). Results are the bits of resample::cpu and
+// resample::cuda for the same arguments.
+//
+//   std::size_t bytes = 0;
+//   resample::ptx::log_sum_exp(nullptr, bytes, d_lw, n, d_lse);         // measures
+//   resample::ptx::log_sum_exp(d_temp, bytes, d_lw, n, d_lse, stream);  // enqueues
+//   resample::cuda::check_status(d_temp, stream);                       // waits, throws on bad input
+//
+// So far the backend has the weight statistics (max with NaN / +inf detection, the exact sums,
+// log-sum-exp, ESS) and its Philox4x32-10; the resampling schemes are still to come (issue 6).
+// A failed driver call, or a module the JIT refuses, throws ptx_error (error.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "resample/core/philox.hpp"
+#include "resample/cuda/status.hpp"
+#include "resample/ptx/error.hpp"
+
+namespace resample::ptx {
+
+/// log sum_i exp(lw_i) from the exact sum, into *d_result (device memory; may be null) and the
+/// status (check_status(...).result). T: float or double.
+template <class T>
+void log_sum_exp(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
+                 cudaStream_t stream = nullptr);
+
+/// (sum w)^2 / sum w^2 from the exact sums, like log_sum_exp.
+template <class T>
+void effective_sample_size(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
+                           cudaStream_t stream = nullptr);
+
+/// Both from one pass of the exact sums, into *d_lse and *d_ess (either may be null);
+/// check_status(...).result is the log-sum-exp.
+template <class T>
+void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
+                       double* d_ess, cudaStream_t stream = nullptr);
+
+/// Philox4x32-10 blocks: d_out[4 i + j] = word j of the block at counter (first_index + i, step,
+/// draw_block) under k, for i < count (resample::philox4x32_10's bits). d_out: 16-byte aligned.
+void philox_blocks(key k, std::uint64_t first_index, std::size_t count, std::uint32_t step, std::uint32_t draw_block,
+                   std::uint32_t* d_out, cudaStream_t stream = nullptr);
+
+}  // namespace resample::ptx

@@ -1,0 +1,23 @@
+// The PTX kernels address resample::cuda::device_status by byte offsets (ptx/header.ptx lists
+// them); these assertions keep the struct and the PTX in step.
+#pragma once
+
+#include <cstddef>
+
+#include "resample/cuda/status.hpp"
+
+namespace resample::ptx::detail {
+using cuda::device_status;
+static_assert(offsetof(device_status, first_bad) == 0);
+static_assert(offsetof(device_status, max_key) == 16);
+static_assert(offsetof(device_status, code) == 32);
+static_assert(offsetof(device_status, fraction) == 36);
+static_assert(offsetof(device_status, total) == 48);
+static_assert(offsetof(device_status, squares) == 64);
+static_assert(offsetof(device_status, max_log_w) == 80);
+static_assert(offsetof(device_status, value) == 88);
+static_assert(offsetof(device_status, bound) == 96);
+static_assert(offsetof(device_status, result) == 104);
+static_assert(offsetof(device_status, index) == 120);
+static_assert(offsetof(device_status, n) == 136);
+}  // namespace resample::ptx::detail

@@ -1,0 +1,312 @@
+// The hand-written PTX backend (ptx/*.ptx through src/ptx/module.cpp), against resample::cpu and
+// the cuda backend, bit for bit: Philox4x32-10 against Random123's known answers and the C++
+// generator; log-sum-exp and ESS (max with NaN / +inf detection, the exact sums, the deterministic
+// exp and log in PTX) over sizes, float and double, zero and subnormal weights; bad input
+// reported by check_status with the CPU's message and nothing written; capture in a CUDA graph;
+// the loader: the JIT's error log in the exception, an unknown kernel named, concurrent first use.
+// Without a GPU: the embedded module's text, and a clear error from a call.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backend_support.hpp"
+#include "module.hpp"
+#include "resample/cuda/host.hpp"
+#include "resample/ptx/resample.hpp"
+#include "support/test_weights.hpp"
+
+namespace resample {
+namespace {
+
+using cuda::host::device_vector;
+
+template <class X>
+std::span<const X> view(const std::vector<X>& v) {
+  return std::span<const X>(v);
+}
+
+TEST(PtxModuleText, HoldsEveryKernelForSm90) {
+  const std::string text = ptx::detail::module_text;
+  EXPECT_NE(text.find(".target sm_90"), std::string::npos);
+  EXPECT_EQ(text.find(".version"), text.rfind(".version")) << "one header for the whole module";
+  for (const char* entry : {"resample_philox_blocks", "resample_max_pass", "resample_weight_sums",
+                            "resample_weight_statistics"}) {
+    EXPECT_NE(text.find(std::string(".visible .entry ") + entry), std::string::npos) << entry;
+  }
+}
+
+TEST(PtxWithoutGpu, CallsThrowInsteadOfCrashing) {
+  if (cuda::device_available()) GTEST_SKIP() << "a GPU is present: the GPU tests below cover the calls";
+  std::size_t bytes = 0;
+  ptx::log_sum_exp<double>(nullptr, bytes, nullptr, 10, nullptr);  // measuring needs no device
+  EXPECT_GT(bytes, 0u);
+  alignas(256) static char fake[4096];
+  EXPECT_THROW(ptx::log_sum_exp<double>(fake, bytes, nullptr, 10, nullptr), std::runtime_error);
+}
+
+// The host side of one call: copies in, runs on `stream`, waits, checks, copies out.
+struct statistics {
+  double lse, ess;
+};
+template <class T>
+statistics ptx_statistics(const std::vector<T>& lw) {
+  const device_vector<T> d_lw(view(lw));
+  device_vector<double> d_out(2);
+  std::size_t bytes = 0;
+  ptx::weight_statistics<T>(nullptr, bytes, d_lw.data(), lw.size(), nullptr, nullptr);
+  const device_vector<char> temp(bytes);
+  ptx::weight_statistics<T>(temp.data(), bytes, d_lw.data(), lw.size(), d_out.data(), d_out.data() + 1);
+  const auto st = cuda::check_status(temp.data(), nullptr);
+  double got[2];
+  d_out.copy_to(std::span<double>(got));
+  EXPECT_EQ(st.result, got[0]);
+  return {got[0], got[1]};
+}
+template <class T>
+double ptx_log_sum_exp(const std::vector<T>& lw) {
+  const device_vector<T> d_lw(view(lw));
+  device_vector<double> d_out(1);
+  std::size_t bytes = 0;
+  ptx::log_sum_exp<T>(nullptr, bytes, d_lw.data(), lw.size(), nullptr);
+  const device_vector<char> temp(bytes);
+  ptx::log_sum_exp<T>(temp.data(), bytes, d_lw.data(), lw.size(), d_out.data());
+  (void)cuda::check_status(temp.data(), nullptr);
+  double got = 0;
+  d_out.copy_to(std::span<double>(&got, 1));
+  return got;
+}
+template <class T>
+double ptx_ess(const std::vector<T>& lw) {
+  const device_vector<T> d_lw(view(lw));
+  std::size_t bytes = 0;
+  ptx::effective_sample_size<T>(nullptr, bytes, d_lw.data(), lw.size(), nullptr);
+  const device_vector<char> temp(bytes);
+  ptx::effective_sample_size<T>(temp.data(), bytes, d_lw.data(), lw.size(), nullptr);
+  return cuda::check_status(temp.data(), nullptr).result;
+}
+
+TEST(PtxPhilox, KnownAnswers) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  struct kat {
+    std::uint32_t c[4], k[2], out[4];
+  };
+  const kat kats[] = {  // Random123's kat_vectors for philox4x32_10 (tests/rng_test.cpp has them too)
+      {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+      {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff},
+       {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+      {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0},
+       {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}};
+  device_vector<std::uint32_t> d_out(4);
+  for (const kat& v : kats) {
+    const std::uint64_t index = v.c[0] | (std::uint64_t{v.c[1]} << 32);
+    ptx::philox_blocks(key{v.k[0], v.k[1]}, index, 1, v.c[2], v.c[3], d_out.data());
+    std::uint32_t got[4];
+    d_out.copy_to(std::span<std::uint32_t>(got));
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(got[j], v.out[j]) << "word " << j;
+  }
+}
+
+TEST(PtxPhilox, EqualsTheCppGeneratorAcrossTheIndexWords) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t count = 100003;
+  const std::uint64_t first = (std::uint64_t{1} << 32) - 50000;  // the index's high word changes midway
+  const key k{20261123, 6};
+  device_vector<std::uint32_t> d_out(4 * count);
+  ptx::philox_blocks(k, first, count, 7, 3, d_out.data());
+  std::vector<std::uint32_t> got(4 * count);
+  d_out.copy_to(std::span<std::uint32_t>(got));
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t index = first + i;
+    const auto want = philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), 7, 3}},
+                                    {{k.seed, k.stream}});
+    for (int j = 0; j < 4; ++j) ASSERT_EQ(got[4 * i + j], want.v[j]) << "index " << index << " word " << j;
+  }
+}
+
+constexpr std::size_t sizes[] = {1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 6143, 10000, 100003, 1000003};
+
+TEST(PtxStatistics, EqualCpuAndCudaBitForBit) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  for (const std::size_t n : sizes) {
+    for (const double y : {0.0, 2.0, 8.0}) {
+      const auto lw = test::log_weights(n, y, static_cast<unsigned>(n) + 3, n > 2);
+      const std::vector<float> lwf(lw.begin(), lw.end());
+      const auto cpu_d = cpu::weight_statistics(cpu::serial{}, view(lw));
+      const auto cpu_f = cpu::weight_statistics(cpu::serial{}, view(lwf));
+      const auto got_d = ptx_statistics(lw);
+      const auto got_f = ptx_statistics(lwf);
+      ASSERT_EQ(got_d.lse, cpu_d.log_sum_exp) << "double, N = " << n << ", y = " << y;
+      ASSERT_EQ(got_d.ess, cpu_d.ess) << "double, N = " << n << ", y = " << y;
+      ASSERT_EQ(got_f.lse, cpu_f.log_sum_exp) << "float, N = " << n << ", y = " << y;
+      ASSERT_EQ(got_f.ess, cpu_f.ess) << "float, N = " << n << ", y = " << y;
+      ASSERT_EQ(got_d.lse, cuda::host::log_sum_exp(view(lw))) << "N = " << n;
+      if (n == 100003) {  // the single-statistic calls give the same bits
+        ASSERT_EQ(ptx_log_sum_exp(lw), cpu_d.log_sum_exp);
+        ASSERT_EQ(ptx_ess(lwf), cpu_f.ess);
+      }
+    }
+  }
+}
+
+// Weights down to the subnormal range and below (exp's two scaling paths and its cut-off), and
+// log-weights far from 0 (the max's subtraction).
+TEST(PtxStatistics, SubnormalWeightsAndLargeOffsets) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double offset : {0.0, -1.0e6, 3.0e300}) {
+    std::vector<double> lw = {0.0, -700.0, -708.3, -708.5, -720.25, -744.9, -745.2, -inf, -1.0e-300, -30.0};
+    for (double& x : lw) x += offset;
+    for (std::size_t n = 0; n < 5000; ++n) lw.push_back(offset - 740.0 + 0.001 * static_cast<double>(n));
+    const auto cpu_stats = cpu::weight_statistics(cpu::serial{}, view(lw));
+    const auto got = ptx_statistics(lw);
+    EXPECT_EQ(got.lse, cpu_stats.log_sum_exp) << "offset " << offset;
+    EXPECT_EQ(got.ess, cpu_stats.ess) << "offset " << offset;
+  }
+}
+
+// A NaN or +inf, or every weight zero: check_status throws the CPU backends' message with the
+// first offending index, and the result is not written.
+TEST(PtxStatistics, BadInputReportedLikeTheCpuAndNothingWritten) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  std::vector<double> base = test::log_weights(50000, 1.0, 5);
+  std::vector<std::vector<double>> cases;
+  auto with = [&](std::initializer_list<std::pair<std::size_t, double>> changes) {
+    auto v = base;
+    for (const auto& [i, x] : changes) v[i] = x;
+    cases.push_back(v);
+  };
+  with({{31337, nan}, {40000, inf}});
+  with({{7, inf}, {49999, nan}});
+  with({{0, nan}});
+  cases.push_back(std::vector<double>(3000, -inf));
+  for (const auto& lw : cases) {
+    std::string cpu_message;
+    std::optional<std::size_t> cpu_index;
+    try {
+      (void)cpu::log_sum_exp(cpu::serial{}, view(lw));
+      ADD_FAILURE() << "the CPU accepted bad input";
+    } catch (const invalid_input& e) {
+      cpu_message = e.what();
+      cpu_index = e.index();
+    }
+    const device_vector<double> d_lw(view(lw));
+    const double sentinel = 12345.0;
+    const device_vector<double> d_out(std::span<const double>(&sentinel, 1));
+    std::size_t bytes = 0;
+    ptx::log_sum_exp<double>(nullptr, bytes, d_lw.data(), lw.size(), nullptr);
+    const device_vector<char> temp(bytes);
+    ptx::log_sum_exp<double>(temp.data(), bytes, d_lw.data(), lw.size(), d_out.data());
+    try {
+      (void)cuda::check_status(temp.data(), nullptr);
+      ADD_FAILURE() << "the PTX backend accepted: " << cpu_message;
+    } catch (const invalid_input& e) {
+      EXPECT_EQ(std::string(e.what()), cpu_message);
+      EXPECT_EQ(e.index(), cpu_index);
+    }
+    double out = 0;
+    d_out.copy_to(std::span<double>(&out, 1));
+    EXPECT_EQ(out, sentinel) << "a result was written for bad input";
+  }
+}
+
+TEST(PtxStatistics, HostSideErrors) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  std::size_t bytes = 0;
+  EXPECT_THROW(ptx::log_sum_exp<float>(nullptr, bytes, nullptr, 0, nullptr), invalid_input);  // N = 0
+  ptx::log_sum_exp<float>(nullptr, bytes, nullptr, 1000, nullptr);
+  const device_vector<char> temp(bytes);
+  std::size_t too_small = bytes - 1;
+  try {
+    ptx::log_sum_exp<float>(temp.data(), too_small, nullptr, 1000, nullptr);
+    ADD_FAILURE() << "accepted too little temp storage";
+  } catch (const invalid_input& e) {
+    EXPECT_NE(std::string(e.what()).find("too small"), std::string::npos) << e.what();
+  }
+  device_vector<std::uint32_t> d_out(8);
+  EXPECT_THROW(ptx::philox_blocks(key{}, 0, 1, 0, 0, d_out.data() + 1), invalid_input);  // not 16-byte aligned
+}
+
+TEST(PtxStatistics, CapturedInAGraphAndReplayed) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 70000;
+  cudaStream_t stream = nullptr;
+  cuda::check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  device_vector<float> d_lw(n);
+  device_vector<double> d_out(2);
+  std::size_t bytes = 0;
+  ptx::weight_statistics<float>(nullptr, bytes, d_lw.data(), n, nullptr, nullptr, stream);
+  const device_vector<char> temp(bytes);
+  (void)ptx::detail::kernel("resample_max_pass");  // load the module outside the capture
+  cudaGraph_t graph = nullptr;
+  cuda::check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  ptx::weight_statistics<float>(temp.data(), bytes, d_lw.data(), n, d_out.data(), d_out.data() + 1, stream);
+  cuda::check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  cuda::check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (unsigned replay = 0; replay < 3; ++replay) {
+    const auto lw = test::log_weights<float>(n, 1.0 + replay, 100 + replay);
+    cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda::check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    (void)cuda::check_status(temp.data(), stream);
+    double got[2];
+    d_out.copy_to(std::span<double>(got));
+    const auto want = cpu::weight_statistics(cpu::serial{}, view(lw));
+    EXPECT_EQ(got[0], want.log_sum_exp) << "replay " << replay;
+    EXPECT_EQ(got[1], want.ess) << "replay " << replay;
+  }
+  cuda::check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  cuda::check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  cuda::check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
+TEST(PtxLoader, JitErrorLogInTheException) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const char* broken =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry broken()\n{\n  mov.u32 %undeclared_register, 1;\n  ret;\n}\n";
+  try {
+    ptx::detail::jit_check(broken);
+    ADD_FAILURE() << "the JIT accepted broken PTX";
+  } catch (const ptx::ptx_error& e) {
+    EXPECT_FALSE(e.jit_log().empty());
+    EXPECT_NE(e.jit_log().find("undeclared_register"), std::string::npos) << e.jit_log();
+    EXPECT_NE(std::string(e.what()).find("cuModuleLoadDataEx"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("JIT error log"), std::string::npos) << e.what();
+  }
+  ptx::detail::jit_check(ptx::detail::module_text);  // the library's own module compiles
+}
+
+TEST(PtxLoader, UnknownKernelNamed) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  try {
+    (void)ptx::detail::kernel("resample_no_such_kernel");
+    ADD_FAILURE() << "found a kernel that does not exist";
+  } catch (const ptx::ptx_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuModuleGetFunction(resample_no_such_kernel)"), std::string::npos)
+        << e.what();
+  }
+}
+
+// gtest_discover_tests runs each test in a process of its own, so this is the module's first use.
+TEST(PtxLoader, ConcurrentFirstUseLoadsOneModule) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  constexpr int threads = 8;
+  std::vector<CUfunction> got(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&got, t] { got[t] = ptx::detail::kernel(t % 2 ? "resample_max_pass" : "resample_weight_sums"); });
+  }
+  for (auto& th : pool) th.join();
+  for (int t = 2; t < threads; ++t) EXPECT_EQ(got[t], got[t % 2]) << "thread " << t;
+  EXPECT_NE(got[0], got[1]);
+}
+
+}  // namespace
+}  // namespace resample
