@@ -1,7 +1,8 @@
-// The PTX module's scalar device functions, run by a one-thread interpreter
-// (support/ptx_interpreter.hpp) on machines without a GPU, against their C++ twins bit for bit:
-// Philox4x32-10, the deterministic exp and log, quantise, and the order-preserving keys. The
-// kernels that use them (warps, barriers, atomics) are checked on the GPU by ptx_backend_test.
+// The PTX module on a simulator (support/ptx_interpreter.hpp), on machines without a GPU: its scalar
+// device functions against their C++ twins bit for bit:
+// Philox4x32-10, the deterministic exp and log, quantise, the order-preserving keys; and its kernels
+// (max pass, weight sums, statistics, Philox blocks) against resample::cpu for several grid shapes,
+// bad input included. Concurrency and the memory model are the GPU tests.
 #include <array>
 #include <bit>
 #include <cmath>
@@ -9,6 +10,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -17,7 +20,10 @@
 #include "resample/core/deterministic_math.hpp"
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/philox.hpp"
+#include "resample/cpu/resample.hpp"
+#include "resample/cuda/status.hpp"
 #include "support/ptx_interpreter.hpp"
+#include "support/test_weights.hpp"
 
 namespace resample::ptx::detail {
 extern const char module_text[];
@@ -137,9 +143,107 @@ TEST(PtxFunctions, OrderKeysPreserveOrderAndRoundTrip) {
       << "the kernels compare against the key of -inf as this constant";
 }
 
-TEST(PtxFunctions, TheInterpreterRefusesWhatItDoesNotModel) {
-  // a kernel-only instruction (a shuffle) is an error, not a silent no-op
+TEST(PtxFunctions, AShuffleWithoutItsWarpIsAnError) {
+  // one thread cannot complete a warp shuffle: the simulator reports the deadlock
   EXPECT_THROW((void)module().call("resample_warp_sum_u128", {1, 0}), std::runtime_error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernels, simulated (blocks one after another, threads up to their next barrier or shuffle).
+
+struct simulated_statistics {
+  cuda::device_status status;
+  double result = 0, ess = 0;
+};
+
+// What src/ptx/statistics.cpp enqueues, on the simulator: max pass, weight sums, finish; `grid`
+// and `threads` as given (the host uses up to 1024 blocks of 256, and one block of 1024).
+template <class T>
+simulated_statistics simulate_statistics(const std::vector<T>& lw, unsigned grid, unsigned threads,
+                                         std::uint32_t wanted = 3) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t weights = sim.alloc_copy(lw);
+  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * grid), squares = (wanted & 2) ? sim.alloc(16 * grid) : 0;
+  const std::uint64_t out = sim.alloc(16);
+  const double sentinel = -12345.0;
+  sim.write(out, sentinel);
+  sim.write(out + 8, sentinel);
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8;
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  sim.launch("resample_max_pass", grid, threads, {weights, n, is_double, status});
+  sim.launch("resample_weight_sums", grid, threads, {weights, n, is_double, fraction, status, sums, squares});
+  sim.launch("resample_weight_statistics", 1, 1024,
+             {weights, n, is_double, fraction, status, sums, squares, grid, wanted, out, (wanted == 3) ? out + 8 : 0});
+  simulated_statistics r;
+  r.status = sim.read<cuda::device_status>(status);
+  r.result = sim.read<double>(out);
+  r.ess = sim.read<double>(out + 8);
+  return r;
+}
+
+TEST(PtxKernels, StatisticsEqualCpuForAnyGridShape) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{33}, std::size_t{700}, std::size_t{3001}}) {
+    const auto lw = test::log_weights(n, 3.0, static_cast<unsigned>(n) + 1, n > 2);
+    const std::vector<float> lwf(lw.begin(), lw.end());
+    const auto want = cpu::weight_statistics(cpu::serial{}, std::span<const double>(lw));
+    const auto want_f = cpu::weight_statistics(cpu::serial{}, std::span<const float>(lwf));
+    for (const auto& [grid, threads] : {std::pair{1u, 256u}, std::pair{3u, 64u}, std::pair{5u, 32u}}) {
+      const auto got = simulate_statistics(lw, grid, threads);
+      ASSERT_EQ(got.status.code, 0) << "N = " << n;
+      EXPECT_EQ(got.result, want.log_sum_exp) << "N = " << n << ", grid " << grid << " x " << threads;
+      EXPECT_EQ(got.ess, want.ess) << "N = " << n << ", grid " << grid << " x " << threads;
+      EXPECT_EQ(got.status.result, want.log_sum_exp);
+      EXPECT_EQ(got.status.fraction, fraction_bits(n));
+      const auto got_f = simulate_statistics(lwf, grid, threads);
+      EXPECT_EQ(got_f.result, want_f.log_sum_exp) << "float, N = " << n;
+      EXPECT_EQ(got_f.ess, want_f.ess) << "float, N = " << n;
+    }
+  }
+  const auto lw = test::log_weights(500, 1.0, 9);  // the single-statistic forms
+  EXPECT_EQ(simulate_statistics(lw, 2, 64, 1).result, cpu::log_sum_exp(cpu::serial{}, std::span<const double>(lw)));
+  EXPECT_EQ(simulate_statistics(lw, 2, 64, 2).result,
+            cpu::effective_sample_size(cpu::serial{}, std::span<const double>(lw)));
+}
+
+TEST(PtxKernels, BadInputGivesTheCpusVerdictAndNoResult) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  auto lw = test::log_weights(900, 1.0, 4);
+  lw[611] = inf;
+  lw[377] = nan;
+  lw[805] = nan;
+  auto got = simulate_statistics(lw, 3, 64);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
+  EXPECT_EQ(got.status.index, 377u);
+  EXPECT_TRUE(std::isnan(got.status.value));
+  EXPECT_EQ(got.result, -12345.0) << "a result was written for bad input";
+  lw[377] = 1.0;
+  got = simulate_statistics(lw, 3, 64);
+  EXPECT_EQ(got.status.index, 611u);
+  EXPECT_EQ(got.status.value, inf);
+  got = simulate_statistics(std::vector<float>(100, -std::numeric_limits<float>::infinity()), 2, 32);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::all_weights_zero));
+  EXPECT_EQ(got.ess, -12345.0);
+}
+
+TEST(PtxKernels, PhiloxBlocksKernel) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t count = 100, first = 0xFFFFFFF0ULL;  // the index's high word changes midway
+  const std::uint64_t out = sim.alloc(16 * 128);
+  sim.launch("resample_philox_blocks", 2, 64, {5, 6, first, count, 7, 2, out});
+  for (std::uint64_t i = 0; i < 128; ++i) {
+    const std::uint64_t index = first + i;
+    const auto want = philox4x32_10({{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), 7, 2}},
+                                    {{5, 6}});
+    for (int j = 0; j < 4; ++j) {
+      const auto got = sim.read<std::uint32_t>(out + 16 * i + 4 * static_cast<std::uint64_t>(j));
+      if (i < count) {
+        ASSERT_EQ(got, want.v[j]) << "i = " << i;
+      } else {
+        ASSERT_EQ(got, 0u) << "wrote beyond count at i = " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,17 +1,24 @@
-// A small interpreter for the scalar device functions (.func) of the library's PTX module, so that
-// machines without a GPU (CI) check their arithmetic bit for bit against the C++ twins. It runs one
-// thread: registers as 64-bit patterns, .param buffers as bytes, labels, predicates, calls; and
-// the instructions those functions use, with PTX's semantics (.rn rounding, fma fused, cvt's
-// rounding modes, ordered comparisons, mul.hi, bfe, vector packs). Anything else, including
-// every instruction that needs a warp, a block or memory (shfl, bar, ld.global, atom), throws:
-// kernels are checked on the GPU (tests/gpu/ptx_backend_test.cpp).
+// A small simulator of the library's PTX module, so that machines without a GPU (CI) check its
+// arithmetic and its kernels' logic bit for bit against the C++ twins. Scalar device functions
+// (.func) run on one thread; kernels (.entry) run block by block, each block's threads one after
+// another up to their next synchronisation point (bar.sync, shfl.sync), which is resolved when every
+// thread concerned has reached it. Registers are 64-bit patterns; .param buffers are bytes; global
+// memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
+// semantics for the forms the module uses (.rn rounding, fused fma, cvt's rounding modes, ordered
+// comparisons, add.cc / addc carries, mul.hi / mul.wide, bfe, vector packs, shfl.bfly, atom.max);
+// any other form throws. What it cannot show: concurrency between blocks and the memory model
+// (blocks run one after another, atomics are sequential), timing, and the JIT's own behaviour;
+// those are the GPU tests' (tests/gpu/ptx_backend_test.cpp).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -23,20 +30,20 @@ class ptx_interpreter {
  public:
   explicit ptx_interpreter(const std::string& module) { parse(module); }
 
-  /// Runs .func `name` with its input parameters' values as bit patterns (a .f64 as its bits);
-  /// returns the bytes of its return parameter.
+  /// Runs .func `name` on one thread with its input parameters' values as bit patterns (a .f64 as
+  /// its bits); returns the bytes of its return parameter.
   std::vector<std::uint8_t> call(const std::string& name, const std::vector<std::uint64_t>& args) const {
     const function& f = find(name);
     if (args.size() != f.params.size()) throw std::runtime_error(name + ": wrong number of arguments");
-    std::map<std::string, std::vector<std::uint8_t>> params;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      std::vector<std::uint8_t> bytes(f.params[i].second);
-      std::memcpy(bytes.data(), &args[i], bytes.size());
-      params[f.params[i].first] = bytes;
-    }
-    params[f.result.first] = std::vector<std::uint8_t>(f.result.second, 0);
-    execute(f, params);
-    return params.at(f.result.first);
+    block_state b(1, 1, 0, shared_bytes_);
+    thread_state& t = b.threads[0];
+    t.frames.push_back(frame_of(f));
+    for (std::size_t i = 0; i < args.size(); ++i) set_param(t.frames.back(), f.params[i], args[i]);
+    t.frames.back().params[f.result.first] = std::vector<std::uint8_t>(f.result.second, 0);
+    std::vector<std::uint8_t> result;
+    t.on_return = [&result, &f](frame& done) { result = done.params.at(f.result.first); };
+    run_block(b);
+    return result;
   }
 
   std::uint64_t call64(const std::string& name, const std::vector<std::uint64_t>& args) const {
@@ -46,26 +53,115 @@ class ptx_interpreter {
     return v;
   }
 
+  /// Device memory for kernels: alloc returns an address; copy in and out by address.
+  std::uint64_t alloc(std::size_t bytes) {
+    const std::uint64_t at = next_address_;
+    next_address_ += (bytes + 255) / 256 * 256 + 256;
+    global_[at] = std::vector<std::uint8_t>(bytes, 0);
+    return at;
+  }
+  template <class X>
+  std::uint64_t alloc_copy(const std::vector<X>& from) {
+    const std::uint64_t at = alloc(from.size() * sizeof(X));
+    std::memcpy(global_.at(at).data(), from.data(), from.size() * sizeof(X));
+    return at;
+  }
+  template <class X>
+  X read(std::uint64_t address) const {
+    X x;
+    std::memcpy(&x, locate(address, sizeof(X)), sizeof(X));
+    return x;
+  }
+  template <class X>
+  void write(std::uint64_t address, X x) {
+    std::memcpy(locate(address, sizeof(X)), &x, sizeof(X));
+  }
+
+  /// Runs kernel `name` on `grid` blocks of `threads` threads; arguments as bit patterns, in order.
+  void launch(const std::string& name, unsigned grid, unsigned threads, const std::vector<std::uint64_t>& args) {
+    const function& f = find(name);
+    if (!f.is_entry) throw std::runtime_error(name + " is not a kernel");
+    if (args.size() != f.params.size()) throw std::runtime_error(name + ": wrong number of arguments");
+    for (unsigned b = 0; b < grid; ++b) {
+      block_state block(threads, grid, b, shared_bytes_);
+      for (auto& t : block.threads) {
+        t.frames.push_back(frame_of(f));
+        for (std::size_t i = 0; i < args.size(); ++i) set_param(t.frames.back(), f.params[i], args[i]);
+      }
+      run_block(block);
+    }
+  }
+
  private:
   struct statement {
     std::string guard;  // predicate register, "" when none
     bool negated = false;
-    std::string op;     // e.g. "fma.rn.f64"
+    std::vector<std::string> op;  // the opcode split at '.'
     std::vector<std::string> operands;
     int line = 0;
   };
   struct function {
-    std::pair<std::string, std::size_t> result;                  // name, bytes
-    std::vector<std::pair<std::string, std::size_t>> params;     // in order
+    bool is_entry = false;
+    std::pair<std::string, std::size_t> result;                // name, bytes (functions)
+    std::vector<std::pair<std::string, std::size_t>> params;   // in order
     std::vector<statement> body;
-    std::map<std::string, std::size_t> labels;                   // label -> statement index
+    std::map<std::string, std::size_t> labels;                 // label -> statement index
   };
+  struct frame {
+    const function* f = nullptr;
+    std::size_t pc = 0;
+    std::map<std::string, std::uint64_t> regs;
+    std::map<std::string, bool> preds;
+    std::map<std::string, std::vector<std::uint8_t>> params;
+    std::string result_into;  // the caller's buffer that receives the return parameter
+    bool carry = false;
+  };
+  static frame frame_of(const function& f) {
+    frame fr;
+    fr.f = &f;
+    return fr;
+  }
+  struct thread_state {
+    std::vector<frame> frames;
+    unsigned tid = 0;
+    bool done = false;
+    const statement* waiting = nullptr;  // at a bar.sync or shfl.sync
+    std::function<void(frame&)> on_return;
+  };
+  struct block_state {
+    block_state(unsigned block_threads, unsigned grid, unsigned id, std::size_t shared_bytes)
+        : threads(block_threads), ntid(block_threads), nctaid(grid), ctaid(id), shared(shared_bytes, 0) {
+      for (unsigned i = 0; i < block_threads; ++i) threads[i].tid = i;
+    }
+    std::vector<thread_state> threads;
+    unsigned ntid, nctaid, ctaid;
+    std::vector<std::uint8_t> shared;
+  };
+
   std::map<std::string, function> functions_;
+  std::map<std::string, std::uint64_t> shared_symbols_;  // .shared variables -> offset
+  std::size_t shared_bytes_ = 0;
+  std::map<std::uint64_t, std::vector<std::uint8_t>> global_;
+  std::uint64_t next_address_ = std::uint64_t{1} << 40;
 
   const function& find(const std::string& name) const {
     const auto f = functions_.find(name);
-    if (f == functions_.end()) throw std::runtime_error("no .func " + name + " in the module");
+    if (f == functions_.end()) throw std::runtime_error("no function or kernel " + name + " in the module");
     return f->second;
+  }
+
+  std::uint8_t* locate(std::uint64_t address, std::size_t bytes) const {
+    auto it = global_.upper_bound(address);
+    if (it == global_.begin()) throw std::runtime_error("global access outside every allocation");
+    --it;
+    if (address + bytes > it->first + it->second.size()) throw std::runtime_error("global access out of bounds");
+    return const_cast<std::uint8_t*>(it->second.data()) + (address - it->first);
+  }
+
+  static void set_param(frame& fr, const std::pair<std::string, std::size_t>& p, std::uint64_t v) {
+    std::vector<std::uint8_t> bytes(p.second);
+    std::memcpy(bytes.data(), &v, std::min<std::size_t>(8, bytes.size()));
+    fr.params[p.first] = bytes;
   }
 
   static std::string trim(const std::string& s) {
@@ -74,29 +170,14 @@ class ptx_interpreter {
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
   }
 
-  // ".param .f64 x" -> {x, 8}; ".param .align 16 .b8 name[16]" -> {name, 16}
-  static std::pair<std::string, std::size_t> param_decl(const std::string& decl) {
-    std::istringstream in(decl);
-    std::vector<std::string> words;
-    for (std::string w; in >> w;) words.push_back(w);
-    if (words.empty()) throw std::runtime_error("empty parameter declaration");
-    std::string name = words.back();
-    std::size_t bytes = 0;
-    if (const auto bracket = name.find('['); bracket != std::string::npos) {
-      bytes = std::stoul(name.substr(bracket + 1));
-      name = name.substr(0, bracket);
-    } else {
-      const std::string type = words[words.size() - 2];
-      bytes = std::stoul(type.substr(2)) / 8;
-    }
-    return {name, bytes};
-  }
-
-  static std::vector<std::string> split_params(const std::string& list) {
+  static std::vector<std::string> split(const std::string& s, char by) {
     std::vector<std::string> out;
     std::string cur;
-    for (char c : list) {
-      if (c == ',') {
+    int brace = 0;  // inside {...} or (...): a vector operand or a call's parameter list
+    for (char c : s) {
+      if (c == '{' || c == '(') ++brace;
+      if (c == '}' || c == ')') --brace;
+      if (c == by && brace == 0) {
         out.push_back(trim(cur));
         cur.clear();
       } else {
@@ -107,48 +188,71 @@ class ptx_interpreter {
     return out;
   }
 
+  // ".param .f64 x" -> {x, 8}; ".param .align 16 .b8 name[16]" -> {name, 16}
+  static std::pair<std::string, std::size_t> param_decl(const std::string& decl) {
+    std::istringstream in(decl);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    if (words.size() < 2) throw std::runtime_error("bad parameter declaration: " + decl);
+    std::string name = words.back();
+    if (const auto bracket = name.find('['); bracket != std::string::npos) {
+      return {name.substr(0, bracket), std::stoul(name.substr(bracket + 1))};
+    }
+    return {name, std::stoul(words[words.size() - 2].substr(2)) / 8};
+  }
+
+  // ".shared .align 16 .b8 name[512]" or ".shared .align 4 .b32 name"
+  void shared_decl(const std::string& decl) {
+    const auto p = param_decl(decl);
+    if (shared_symbols_.count(p.first)) return;
+    shared_bytes_ = (shared_bytes_ + 15) / 16 * 16;
+    shared_symbols_[p.first] = shared_bytes_;
+    shared_bytes_ += p.second;
+  }
+
   void parse(const std::string& module) {
-    // strip // comments, keep line numbers
     std::vector<std::string> lines;
     std::istringstream in(module);
-    for (std::string l; std::getline(in, l);) lines.push_back(l.substr(0, l.find("//")));
+    for (std::string l; std::getline(in, l);) lines.push_back(trim(l.substr(0, l.find("//"))));
     for (std::size_t i = 0; i < lines.size(); ++i) {
-      const std::string l = trim(lines[i]);
-      if (l.rfind(".func", 0) != 0) continue;
-      std::string header;  // up to the body's opening brace
+      const std::string& l = lines[i];
+      if (l.rfind(".shared", 0) == 0) shared_decl(l.substr(0, l.find(';')));
+      const bool entry = l.rfind(".visible .entry", 0) == 0;
+      if (l.rfind(".func", 0) != 0 && !entry) continue;
+      std::string header;
       std::size_t j = i;
-      for (; j < lines.size() && trim(lines[j]) != "{"; ++j) header += " " + lines[j];
-      // .func (ret) name(params)
-      const auto r0 = header.find('('), r1 = header.find(')', r0);
-      const auto p0 = header.find('(', r1), p1 = header.rfind(')');
+      for (; j < lines.size() && lines[j] != "{"; ++j) header += " " + lines[j];
       function f;
-      f.result = param_decl(header.substr(r0 + 1, r1 - r0 - 1));
-      const std::string name = trim(header.substr(r1 + 1, p0 - r1 - 1));
-      for (const auto& p : split_params(header.substr(p0 + 1, p1 - p0 - 1))) f.params.push_back(param_decl(p));
+      f.is_entry = entry;
+      std::size_t name_begin = header.find(entry ? ".entry" : ".func") + (entry ? 6 : 5);
+      if (!entry) {
+        const auto r0 = header.find('('), r1 = header.find(')', r0);
+        f.result = param_decl(header.substr(r0 + 1, r1 - r0 - 1));
+        name_begin = r1 + 1;
+      }
+      const auto p0 = header.find('(', name_begin), p1 = header.rfind(')');
+      const std::string name = trim(header.substr(name_begin, p0 - name_begin));
+      for (const auto& p : split(header.substr(p0 + 1, p1 - p0 - 1), ',')) f.params.push_back(param_decl(p));
       int depth = 0;
-      std::string text;
       std::size_t k = j;
       for (; k < lines.size(); ++k) {
-        const std::string t = trim(lines[k]);
-        if (t == "{") {
+        std::string text = lines[k];
+        if (text == "{") {
           ++depth;
           continue;
         }
-        if (t == "}") {
+        if (text == "}") {
           if (--depth == 0) break;
           continue;
         }
-        text = t;
         if (text.empty()) continue;
-        if (text.back() == ':') {  // label
+        if (text.back() == ':') {
           f.labels[text.substr(0, text.size() - 1)] = f.body.size();
           continue;
         }
-        for (std::string s; !text.empty();) {  // statements end with ';' (one per line here, but be safe)
-          const auto semi = text.find(';');
-          s = trim(text.substr(0, semi));
-          text = semi == std::string::npos ? "" : trim(text.substr(semi + 1));
-          if (s.empty() || s[0] == '.') continue;  // declarations
+        for (const auto& s : split(text, ';')) {
+          if (s.rfind(".shared", 0) == 0) shared_decl(s);
+          if (s.empty() || s[0] == '.') continue;  // declarations (registers, call-scope .param)
           f.body.push_back(parse_statement(s, static_cast<int>(k + 1)));
         }
       }
@@ -171,242 +275,353 @@ class ptx_interpreter {
       s = trim(s.substr(space + 1));
     }
     const auto space = s.find_first_of(" \t");
-    st.op = s.substr(0, space);
-    if (space == std::string::npos) return st;
-    const std::string rest = s.substr(space + 1);
-    std::string cur;
-    int brace = 0;
-    for (char c : rest) {
-      if (c == '{') ++brace;
-      if (c == '}') --brace;
-      if (c == ',' && brace == 0) {
-        st.operands.push_back(trim(cur));
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-    st.operands.push_back(trim(cur));
+    st.op = split(s.substr(0, space), '.');
+    if (space != std::string::npos) st.operands = split(s.substr(space + 1), ',');
     return st;
   }
 
-  using registers = std::map<std::string, std::uint64_t>;
-
   static double as_f64(std::uint64_t b) { return std::bit_cast<double>(b); }
   static std::uint64_t bits(double d) { return std::bit_cast<std::uint64_t>(d); }
-
-  static std::uint64_t immediate(const std::string& s) {
-    if (s.rfind("0d", 0) == 0 || s.rfind("0D", 0) == 0) return std::stoull(s.substr(2), nullptr, 16);
-    if (s.rfind("0f", 0) == 0 || s.rfind("0F", 0) == 0) return std::stoull(s.substr(2), nullptr, 16);
-    if (s.rfind("0x", 0) == 0 || s.rfind("0X", 0) == 0) return std::stoull(s.substr(2), nullptr, 16);
-    if (s.rfind("-0x", 0) == 0) return static_cast<std::uint64_t>(-static_cast<std::int64_t>(std::stoull(s.substr(3), nullptr, 16)));
-    return static_cast<std::uint64_t>(std::stoll(s));
-  }
-
-  static std::uint64_t value(const registers& r, const std::string& operand) {
-    if (operand[0] == '%') {
-      const auto it = r.find(operand);
-      if (it == r.end()) throw std::runtime_error("read of unset register " + operand);
-      return it->second;
-    }
-    return immediate(operand);
-  }
-
-  // "[name]" or "[name+8]"
-  static std::pair<std::string, std::size_t> address(const std::string& operand) {
-    const std::string inner = trim(operand.substr(1, operand.size() - 2));
-    const auto plus = inner.find('+');
-    if (plus == std::string::npos) return {inner, 0};
-    return {trim(inner.substr(0, plus)), std::stoul(inner.substr(plus + 1))};
-  }
-
-  static std::vector<std::string> vector_operand(const std::string& operand) {
-    return split_params(operand.substr(1, operand.size() - 2));
-  }
-
   static int width_of(const std::string& type) { return std::stoi(type.substr(1)); }
-
-  static std::uint64_t truncate(std::uint64_t v, int width) { return width >= 64 ? v : v & ((std::uint64_t{1} << width) - 1); }
+  static std::uint64_t truncate(std::uint64_t v, int width) {
+    return width >= 64 ? v : v & ((std::uint64_t{1} << width) - 1);
+  }
   static std::int64_t signed_value(std::uint64_t v, int width) {
     if (width >= 64) return static_cast<std::int64_t>(v);
     const std::uint64_t sign = std::uint64_t{1} << (width - 1);
-    v = truncate(v, width);
-    return static_cast<std::int64_t>((v ^ sign) - sign);
+    return static_cast<std::int64_t>((truncate(v, width) ^ sign) - sign);
+  }
+  static std::uint64_t immediate(const std::string& s) {
+    if (s.size() > 2 && s[0] == '0' && (s[1] == 'd' || s[1] == 'f' || s[1] == 'x' || s[1] == 'X')) {
+      return std::stoull(s.substr(2), nullptr, 16);
+    }
+    return static_cast<std::uint64_t>(std::stoll(s));
+  }
+  static std::vector<std::string> vector_operand(const std::string& operand) {
+    return split(operand.substr(1, operand.size() - 2), ',');
   }
 
-  void execute(const function& f, std::map<std::string, std::vector<std::uint8_t>>& params) const {
-    registers r;
-    std::map<std::string, bool> predicates;
-    for (std::size_t pc = 0, steps = 0; pc < f.body.size(); ++steps) {
-      if (steps > 1000000) throw std::runtime_error("runaway loop");
-      const statement& s = f.body[pc++];
+  std::uint64_t value(const block_state& b, const thread_state& t, const std::string& operand) const {
+    const frame& fr = t.frames.back();
+    if (operand == "%tid.x") return t.tid;
+    if (operand == "%ntid.x") return b.ntid;
+    if (operand == "%ctaid.x") return b.ctaid;
+    if (operand == "%nctaid.x") return b.nctaid;
+    if (operand[0] == '%') {
+      const auto it = fr.regs.find(operand);
+      if (it == fr.regs.end()) throw std::runtime_error("read of unset register " + operand);
+      return it->second;
+    }
+    if (const auto s = shared_symbols_.find(operand); s != shared_symbols_.end()) return s->second;
+    return immediate(operand);
+  }
+
+  // "[base]" or "[base+8]": base a parameter's name (param space), a register or a .shared symbol
+  std::pair<std::string, std::uint64_t> address(const block_state& b, const thread_state& t,
+                                                const std::string& operand) const {
+    const std::string inner = trim(operand.substr(1, operand.size() - 2));
+    const auto plus = inner.find('+');
+    const std::string base = trim(inner.substr(0, plus));
+    const std::uint64_t offset = plus == std::string::npos ? 0 : std::stoull(inner.substr(plus + 1));
+    if (base[0] == '%' || shared_symbols_.count(base)) return {"", value(b, t, base) + offset};
+    return {base, offset};
+  }
+
+  void run_block(block_state& b) const {
+    for (;;) {
+      bool progressed = false;
+      for (auto& t : b.threads) {
+        if (!t.done && t.waiting == nullptr) {
+          run_until_sync(b, t);
+          progressed = true;
+        }
+      }
+      // shuffles: a warp whose 32 lanes wait at the same shfl
+      for (std::size_t w = 0; w * 32 < b.threads.size(); ++w) {
+        const std::size_t first = w * 32, last = std::min(first + 32, b.threads.size());
+        const statement* s = b.threads[first].waiting;
+        if (s == nullptr || s->op[0] != "shfl") continue;
+        bool all = last - first == 32;
+        for (std::size_t i = first; i < last && all; ++i) all = b.threads[i].waiting == s;
+        if (!all) continue;
+        std::uint64_t source[32];
+        for (std::size_t i = first; i < last; ++i) source[i - first] = value(b, b.threads[i], s->operands[1]);
+        for (std::size_t i = first; i < last; ++i) {
+          thread_state& t = b.threads[i];
+          const auto lane_mask = static_cast<unsigned>(value(b, t, s->operands[2]));
+          t.frames.back().regs[s->operands[0]] = truncate(source[((i - first) ^ lane_mask) & 31], 32);
+          t.waiting = nullptr;
+          ++t.frames.back().pc;
+        }
+        progressed = true;
+      }
+      // barriers: every thread not exited waits at a bar.sync
+      bool any_left = false, all_at_bar = true;
+      for (const auto& t : b.threads) {
+        if (t.done) continue;
+        any_left = true;
+        all_at_bar = all_at_bar && t.waiting != nullptr && t.waiting->op[0] == "bar";
+      }
+      if (!any_left) return;
+      if (all_at_bar) {
+        for (auto& t : b.threads) {
+          if (t.done) continue;
+          t.waiting = nullptr;
+          ++t.frames.back().pc;
+        }
+        progressed = true;
+      }
+      if (!progressed) throw std::runtime_error("deadlock: threads wait at different synchronisation points");
+    }
+  }
+
+  void run_until_sync(block_state& b, thread_state& t) const {
+    for (std::size_t steps = 0;; ++steps) {
+      if (steps > 100000000) throw std::runtime_error("runaway loop");
+      frame& fr = t.frames.back();
+      if (fr.pc >= fr.f->body.size()) throw std::runtime_error("fell off the end of a function");
+      const statement& s = fr.f->body[fr.pc];
       if (!s.guard.empty()) {
-        const auto p = predicates.find(s.guard);
-        if (p == predicates.end()) throw std::runtime_error("unset predicate " + s.guard);
-        if (p->second == s.negated) continue;
-      }
-      std::vector<std::string> parts;  // op split at '.'
-      {
-        std::string cur;
-        for (char c : s.op) {
-          if (c == '.') {
-            parts.push_back(cur);
-            cur.clear();
-          } else {
-            cur += c;
-          }
-        }
-        parts.push_back(cur);
-      }
-      const std::string& base = parts[0];
-      const std::string type = parts.back();
-      const auto& o = s.operands;
-      auto fail = [&](const std::string& why) {
-        return std::runtime_error("line " + std::to_string(s.line) + " (" + s.op + "): " + why);
-      };
-      auto set = [&](const std::string& reg, std::uint64_t v) { r[reg] = v; };
-      if (base == "ret") return;
-      if (base == "bra") {
-        const auto l = f.labels.find(o[0]);
-        if (l == f.labels.end()) throw fail("no label " + o[0]);
-        pc = l->second;
-        continue;
-      }
-      if (base == "ld" || base == "st") {
-        if (parts[1] != "param") throw fail("only .param memory is modelled");
-        const bool is_vector = parts[2][0] == 'v';
-        const int count = is_vector ? parts[2][1] - '0' : 1;
-        const int bytes = width_of(type) / 8;
-        const auto [name, offset] = address(base == "ld" ? o[1] : o[0]);
-        auto& buffer = params.at(name);
-        const std::vector<std::string> regs = is_vector ? vector_operand(base == "ld" ? o[0] : o[1])
-                                                        : std::vector<std::string>{base == "ld" ? o[0] : o[1]};
-        for (int m = 0; m < count; ++m) {
-          const std::size_t at = offset + static_cast<std::size_t>(m * bytes);
-          if (at + bytes > buffer.size()) throw fail("parameter access out of bounds");
-          if (base == "ld") {
-            std::uint64_t v = 0;
-            std::memcpy(&v, buffer.data() + at, bytes);
-            set(regs[m], v);
-          } else {
-            const std::uint64_t v = value(r, regs[m]);
-            std::memcpy(buffer.data() + at, &v, bytes);
-          }
-        }
-        continue;
-      }
-      if (base == "mov") {
-        const int w = width_of(type);
-        if (o[1][0] == '{') {  // pack: the first element is the low half
-          const auto e = vector_operand(o[1]);
-          const int part = w / static_cast<int>(e.size());
-          std::uint64_t v = 0;
-          for (std::size_t m = 0; m < e.size(); ++m) v |= truncate(value(r, e[m]), part) << (part * static_cast<int>(m));
-          set(o[0], v);
-        } else if (o[0][0] == '{') {  // unpack
-          const auto e = vector_operand(o[0]);
-          const int part = w / static_cast<int>(e.size());
-          const std::uint64_t v = value(r, o[1]);
-          for (std::size_t m = 0; m < e.size(); ++m) set(e[m], truncate(v >> (part * static_cast<int>(m)), part));
-        } else {
-          set(o[0], truncate(value(r, o[1]), w));
-        }
-        continue;
-      }
-      if (base == "setp") {
-        const std::string cmp = parts[1];
-        const std::uint64_t a = value(r, o[1]), b = value(r, o[2]);
-        bool result = false;
-        if (type == "f64") {
-          const double x = as_f64(a), y = as_f64(b);
-          if (cmp == "lt") result = x < y;
-          else if (cmp == "le") result = x <= y;
-          else if (cmp == "gt") result = x > y;
-          else if (cmp == "ge") result = x >= y;
-          else if (cmp == "eq") result = x == y;
-          else if (cmp == "ne") result = x != y && !std::isnan(x) && !std::isnan(y);  // ordered
-          else throw fail("comparison");
-        } else {
-          const int w = width_of(type);
-          const bool is_signed = type[0] == 's';
-          const auto ua = truncate(a, w), ub = truncate(b, w);
-          const auto sa = signed_value(a, w), sb = signed_value(b, w);
-          if (cmp == "lt") result = is_signed ? sa < sb : ua < ub;
-          else if (cmp == "le") result = is_signed ? sa <= sb : ua <= ub;
-          else if (cmp == "gt") result = is_signed ? sa > sb : ua > ub;
-          else if (cmp == "ge") result = is_signed ? sa >= sb : ua >= ub;
-          else if (cmp == "eq") result = ua == ub;
-          else if (cmp == "ne") result = ua != ub;
-          else throw fail("comparison");
-        }
-        predicates[o[0]] = result;
-        continue;
-      }
-      if (type == "f64") {
-        auto arg = [&](int i) { return as_f64(value(r, o[static_cast<std::size_t>(i)])); };
-        if (parts.size() > 2 && parts[1] != "rn" && base != "cvt") throw fail("only .rn rounding is exact mode");
-        double d = 0;
-        if (base == "add") d = arg(1) + arg(2);
-        else if (base == "sub") d = arg(1) - arg(2);
-        else if (base == "mul") d = arg(1) * arg(2);
-        else if (base == "div") d = arg(1) / arg(2);
-        else if (base == "fma") d = std::fma(arg(1), arg(2), arg(3));
-        else if (base == "neg") d = -arg(1);
-        else if (base == "max") d = std::fmax(arg(1), arg(2));
-        else if (base != "cvt") throw fail("unmodelled f64 instruction");
-        if (base != "cvt") {
-          set(o[0], bits(d));
+        const auto p = fr.preds.find(s.guard);
+        if (p == fr.preds.end()) throw std::runtime_error("unset predicate " + s.guard);
+        if (p->second == s.negated) {
+          ++fr.pc;
           continue;
         }
       }
-      if (base == "cvt") {  // cvt[.rnd].dst.src
-        const std::string dst = parts[parts.size() - 2], src = parts.back();
-        const std::string rnd = parts.size() == 4 ? parts[1] : "";
-        const std::uint64_t a = value(r, o[1]);
-        std::uint64_t out = 0;
-        if (dst == "f64" && src == "f64") {
-          const double x = as_f64(a);
-          if (rnd == "rmi") out = bits(std::floor(x));
-          else if (rnd == "rzi") out = bits(std::trunc(x));
-          else throw fail("rounding");
-        } else if (dst == "f64" && src == "f32") {
-          out = bits(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(a))));
-        } else if (dst == "f64") {  // from an integer: round to nearest (the host's default mode)
-          if (rnd != "rn") throw fail("rounding");
-          const int w = width_of(src);
-          out = bits(src[0] == 's' ? static_cast<double>(signed_value(a, w)) : static_cast<double>(truncate(a, w)));
-        } else if (src == "f64") {  // to an integer
-          const double x = as_f64(a);
-          if (rnd != "rzi") throw fail("rounding");
-          if (!(x >= 0 && x < 18446744073709551616.0) || dst[0] != 'u') throw fail("conversion out of the modelled range");
-          out = truncate(static_cast<std::uint64_t>(x), width_of(dst));
-        } else {  // integer to integer
-          const int wd = width_of(dst), ws = width_of(src);
-          out = src[0] == 's' ? truncate(static_cast<std::uint64_t>(signed_value(a, ws)), wd) : truncate(truncate(a, ws), wd);
+      const std::string& base = s.op[0];
+      if (base == "bar" || base == "shfl") {
+        t.waiting = &s;
+        return;
+      }
+      if (base == "ret") {
+        frame done = std::move(t.frames.back());
+        t.frames.pop_back();
+        if (t.frames.empty()) {
+          if (t.on_return) t.on_return(done);
+          t.done = true;
+          return;
         }
-        set(o[0], out);
+        if (!done.result_into.empty()) t.frames.back().params[done.result_into] = done.params.at(done.f->result.first);
+        ++t.frames.back().pc;
         continue;
       }
-      // integer and bit instructions
-      const int w = width_of(type);
-      auto u = [&](int i) { return truncate(value(r, o[static_cast<std::size_t>(i)]), w); };
-      std::uint64_t out = 0;
-      if (base == "add") out = u(1) + u(2);
-      else if (base == "sub") out = u(1) - u(2);
-      else if (base == "mul" && parts[1] == "lo") out = u(1) * u(2);
-      else if (base == "mul" && parts[1] == "hi" && w == 32) out = (u(1) * u(2)) >> 32;
-      else if (base == "and") out = u(1) & u(2);
-      else if (base == "or") out = u(1) | u(2);
-      else if (base == "xor") out = u(1) ^ u(2);
-      else if (base == "not") out = ~u(1);
-      else if (base == "shl") out = u(1) << value(r, o[2]);
-      else if (base == "shr" && type[0] == 'u') out = u(1) >> value(r, o[2]);
-      else if (base == "max" && type[0] == 'u') out = std::max(u(1), u(2));
-      else if (base == "bfe" && type == "u32") out = (u(1) >> value(r, o[2])) & ((std::uint64_t{1} << value(r, o[3])) - 1);
-      else throw fail("unmodelled instruction");
-      set(o[0], truncate(out, w));
+      if (base == "call") {  // call (ret), f, (args)
+        const std::string into = trim(s.operands[0].substr(1, s.operands[0].size() - 2));
+        const function& callee = find(s.operands[1]);
+        const auto args = split(s.operands[2].substr(1, s.operands[2].size() - 2), ',');
+        frame next = frame_of(callee);
+        next.result_into = into;
+        for (std::size_t i = 0; i < args.size(); ++i) next.params[callee.params[i].first] = fr.params.at(args[i]);
+        next.params[callee.result.first] = std::vector<std::uint8_t>(callee.result.second, 0);
+        t.frames.push_back(std::move(next));
+        continue;
+      }
+      if (base == "bra") {
+        const auto l = fr.f->labels.find(s.operands[0]);
+        if (l == fr.f->labels.end()) throw std::runtime_error("no label " + s.operands[0]);
+        fr.pc = l->second;
+        continue;
+      }
+      execute(b, t, s);
+      ++t.frames.back().pc;
     }
-    throw std::runtime_error("fell off the end of a function");
+  }
+
+  void execute(block_state& b, thread_state& t, const statement& s) const {
+    frame& fr = t.frames.back();
+    const auto& op = s.op;
+    const std::string& base = op[0];
+    const std::string& type = op.back();
+    const auto& o = s.operands;
+    auto fail = [&](const std::string& why) {
+      std::string name;
+      for (const auto& p : op) name += (name.empty() ? "" : ".") + p;
+      return std::runtime_error("line " + std::to_string(s.line) + " (" + name + "): " + why);
+    };
+    auto v = [&](std::size_t i) { return value(b, t, o[i]); };
+    auto set = [&](const std::string& reg, std::uint64_t x) { fr.regs[reg] = x; };
+    auto has = [&](const char* mod) { return std::find(op.begin(), op.end(), mod) != op.end(); };
+
+    if (base == "ld" || base == "st" || base == "atom") {
+      const std::string space = op[1];
+      const bool is_vector = op.size() > 3 && op[op.size() - 2][0] == 'v';
+      const int count = is_vector ? op[op.size() - 2][1] - '0' : 1;
+      const int bytes = width_of(type) / 8;
+      const bool load = base == "ld";
+      const auto [name, at] = address(b, t, load || base == "atom" ? o[1] : o[0]);
+      auto memory = [&](std::uint64_t a, std::size_t n) -> std::uint8_t* {
+        if (space == "param") {
+          if (load && !fr.params.count(name)) throw fail("read of unset parameter " + name);
+          auto& buffer = fr.params[name];
+          if (!load && buffer.size() < a + n) buffer.resize(a + n, 0);  // a call-scope .param
+          if (a + n > buffer.size()) throw fail("read beyond parameter " + name);
+          return buffer.data() + a;
+        }
+        if (space == "shared") {
+          if (a + n > b.shared.size()) throw fail("shared access out of bounds");
+          return b.shared.data() + a;
+        }
+        if (space == "global") return locate(a, n);
+        throw fail("memory space");
+      };
+      if (base == "atom") {  // atom.global.max.u64 d, [a], b: d = old
+        if (!has("max") || type != "u64") throw fail("only atom.max.u64 is modelled");
+        std::uint64_t old = 0;
+        std::memcpy(&old, memory(at, 8), 8);
+        const std::uint64_t now = std::max(old, v(2));
+        std::memcpy(memory(at, 8), &now, 8);
+        set(o[0], old);
+        return;
+      }
+      const std::vector<std::string> regs = is_vector ? vector_operand(load ? o[0] : o[1])
+                                                      : std::vector<std::string>{load ? o[0] : o[1]};
+      for (int m = 0; m < count; ++m) {
+        std::uint8_t* p = memory(at + static_cast<std::uint64_t>(m * bytes), static_cast<std::size_t>(bytes));
+        if (load) {
+          std::uint64_t x = 0;
+          std::memcpy(&x, p, static_cast<std::size_t>(bytes));
+          set(regs[static_cast<std::size_t>(m)], x);
+        } else {
+          const std::uint64_t x = value(b, t, regs[static_cast<std::size_t>(m)]);
+          std::memcpy(p, &x, static_cast<std::size_t>(bytes));
+        }
+      }
+      return;
+    }
+    if (base == "cvta") {  // generic <-> global: the same addresses here
+      set(o[0], v(1));
+      return;
+    }
+    if (base == "mov") {
+      const int w = width_of(type);
+      if (o[1][0] == '{') {  // pack: the first element is the low part
+        const auto e = vector_operand(o[1]);
+        const int part = w / static_cast<int>(e.size());
+        std::uint64_t x = 0;
+        for (std::size_t m = 0; m < e.size(); ++m) x |= truncate(value(b, t, e[m]), part) << (part * static_cast<int>(m));
+        set(o[0], x);
+      } else if (o[0][0] == '{') {  // unpack
+        const auto e = vector_operand(o[0]);
+        const int part = w / static_cast<int>(e.size());
+        const std::uint64_t x = v(1);
+        for (std::size_t m = 0; m < e.size(); ++m) set(e[m], truncate(x >> (part * static_cast<int>(m)), part));
+      } else {
+        set(o[0], truncate(v(1), w));
+      }
+      return;
+    }
+    if (base == "setp") {
+      const std::string cmp = op[1];
+      const std::uint64_t a = v(1), c = v(2);
+      bool r = false;
+      if (type == "f64") {
+        const double x = as_f64(a), y = as_f64(c);
+        if (cmp == "lt") r = x < y;
+        else if (cmp == "le") r = x <= y;
+        else if (cmp == "gt") r = x > y;
+        else if (cmp == "ge") r = x >= y;
+        else if (cmp == "eq") r = x == y;
+        else if (cmp == "ne") r = x != y && !std::isnan(x) && !std::isnan(y);  // ordered
+        else throw fail("comparison");
+      } else {
+        const int w = width_of(type);
+        const bool is_signed = type[0] == 's';
+        const auto ua = truncate(a, w), ub = truncate(c, w);
+        const auto sa = signed_value(a, w), sb = signed_value(c, w);
+        if (cmp == "lt") r = is_signed ? sa < sb : ua < ub;
+        else if (cmp == "le") r = is_signed ? sa <= sb : ua <= ub;
+        else if (cmp == "gt") r = is_signed ? sa > sb : ua > ub;
+        else if (cmp == "ge") r = is_signed ? sa >= sb : ua >= ub;
+        else if (cmp == "eq") r = ua == ub;
+        else if (cmp == "ne") r = ua != ub;
+        else throw fail("comparison");
+      }
+      fr.preds[o[0]] = r;
+      return;
+    }
+    if (base == "cvt") {  // cvt[.rnd].dst.src
+      const std::string dst = op[op.size() - 2], src = op.back();
+      const std::string rnd = op.size() == 4 ? op[1] : "";
+      const std::uint64_t a = v(1);
+      std::uint64_t out = 0;
+      if (dst == "f64" && src == "f64") {
+        if (rnd == "rmi") out = bits(std::floor(as_f64(a)));
+        else if (rnd == "rzi") out = bits(std::trunc(as_f64(a)));
+        else throw fail("rounding");
+      } else if (dst == "f64" && src == "f32") {
+        out = bits(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(a))));
+      } else if (dst == "f64") {  // from an integer, to nearest (the host's default mode)
+        if (rnd != "rn") throw fail("rounding");
+        const int w = width_of(src);
+        out = bits(src[0] == 's' ? static_cast<double>(signed_value(a, w)) : static_cast<double>(truncate(a, w)));
+      } else if (src == "f64") {
+        const double x = as_f64(a);
+        if (rnd != "rzi" || dst[0] != 'u' || !(x >= 0 && x < 18446744073709551616.0)) throw fail("conversion not modelled");
+        out = truncate(static_cast<std::uint64_t>(x), width_of(dst));
+      } else {
+        const int wd = width_of(dst), ws = width_of(src);
+        out = src[0] == 's' ? truncate(static_cast<std::uint64_t>(signed_value(a, ws)), wd) : truncate(truncate(a, ws), wd);
+      }
+      set(o[0], out);
+      return;
+    }
+    if (type == "f64") {
+      if (op.size() > 2 && op[1] != "rn") throw fail("only .rn rounding is exact mode");
+      auto d = [&](std::size_t i) { return as_f64(v(i)); };
+      double r = 0;
+      if (base == "add") r = d(1) + d(2);
+      else if (base == "sub") r = d(1) - d(2);
+      else if (base == "mul") r = d(1) * d(2);
+      else if (base == "div") r = d(1) / d(2);
+      else if (base == "fma") r = std::fma(d(1), d(2), d(3));
+      else if (base == "neg") r = -d(1);
+      else if (base == "max") r = std::fmax(d(1), d(2));
+      else throw fail("unmodelled f64 instruction");
+      set(o[0], bits(r));
+      return;
+    }
+    const int w = width_of(type);
+    auto u = [&](std::size_t i) { return truncate(v(i), w); };
+    std::uint64_t out = 0;
+    if (base == "add" && has("cc")) {
+      out = u(1) + u(2);
+      fr.carry = truncate(out, w) < u(1);
+    } else if (base == "addc") {
+      out = u(1) + u(2) + (fr.carry ? 1 : 0);
+    } else if (base == "add") {
+      out = u(1) + u(2);
+    } else if (base == "sub") {
+      out = u(1) - u(2);
+    } else if (base == "mul" && op[1] == "lo") {
+      out = u(1) * u(2);
+    } else if (base == "mul" && op[1] == "hi" && w == 32) {
+      out = (u(1) * u(2)) >> 32;
+    } else if (base == "mul" && op[1] == "wide" && w == 32) {
+      set(o[0], u(1) * u(2));
+      return;
+    } else if (base == "mad" && op[1] == "lo") {
+      out = u(1) * u(2) + u(3);
+    } else if (base == "and") {
+      out = u(1) & u(2);
+    } else if (base == "or") {
+      out = u(1) | u(2);
+    } else if (base == "xor") {
+      out = u(1) ^ u(2);
+    } else if (base == "not") {
+      out = ~u(1);
+    } else if (base == "shl") {
+      out = u(1) << v(2);
+    } else if (base == "shr" && type[0] == 'u') {
+      out = u(1) >> v(2);
+    } else if (base == "max" && type[0] == 'u') {
+      out = std::max(u(1), u(2));
+    } else if (base == "bfe" && type == "u32") {
+      out = (u(1) >> v(2)) & ((std::uint64_t{1} << v(3)) - 1);
+    } else {
+      throw fail("unmodelled instruction");
+    }
+    set(o[0], truncate(out, w));
   }
 };
 
