@@ -22,18 +22,24 @@
 #include "resample/core/philox.hpp"
 #include "resample/cpu/resample.hpp"
 #include "resample/cuda/status.hpp"
+#include "support/philox_known_answers.hpp"
 #include "support/ptx_interpreter.hpp"
 #include "support/test_weights.hpp"
 
-namespace resample::ptx::detail {
-extern const char module_text[];
-}
+#include "module.hpp"
 
 namespace resample {
 namespace {
 
+// Every file of the module, as the driver's linker sees them.
+std::string module_text() {
+  std::string text;
+  for (std::size_t i = 0; i < ptx::detail::module_source_count; ++i) text += ptx::detail::module_sources[i].text;
+  return text;
+}
+
 const test::ptx_interpreter& module() {
-  static const test::ptx_interpreter m(ptx::detail::module_text);
+  static const test::ptx_interpreter m(module_text());
   return m;
 }
 
@@ -106,10 +112,18 @@ TEST(PtxFunctions, QuantiseEqualsTheExactCdfsQuantise) {
 
 TEST(PtxFunctions, PhiloxEqualsRandom123) {
   std::mt19937 rng(3);
-  std::vector<std::array<std::uint32_t, 6>> inputs = {
-      {0, 0, 0, 0, 0, 0},
-      {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
-      {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0}};
+  for (const auto& v : test::philox_known_answers) {  // Random123's published outputs
+    const auto got = module().call("resample_philox4x32_10", {v.ctr[0], v.ctr[1], v.ctr[2], v.ctr[3], v.key[0], v.key[1]});
+    for (int j = 0; j < 4; ++j) {
+      std::uint32_t word = 0;
+      std::memcpy(&word, got.data() + 4 * j, 4);
+      EXPECT_EQ(word, v.out[j]) << "word " << j;
+    }
+  }
+  std::vector<std::array<std::uint32_t, 6>> inputs;
+  for (const auto& v : test::philox_known_answers) {  // Random123's outputs through the C++ twin below
+    inputs.push_back({v.ctr[0], v.ctr[1], v.ctr[2], v.ctr[3], v.key[0], v.key[1]});
+  }
   const auto draw = [&rng] { return static_cast<std::uint32_t>(rng()); };
   for (int i = 0; i < 3000; ++i) inputs.push_back({draw(), draw(), draw(), draw(), draw(), draw()});
   for (const auto& in : inputs) {
@@ -161,7 +175,7 @@ struct simulated_statistics {
 template <class T>
 simulated_statistics simulate_statistics(const std::vector<T>& lw, unsigned grid, unsigned threads,
                                          std::uint32_t wanted = 3) {
-  test::ptx_interpreter sim(ptx::detail::module_text);
+  test::ptx_interpreter sim(module_text());
   const std::uint64_t weights = sim.alloc_copy(lw);
   const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
   const std::uint64_t sums = sim.alloc(16 * grid), squares = (wanted & 2) ? sim.alloc(16 * grid) : 0;
@@ -227,7 +241,7 @@ TEST(PtxKernels, BadInputGivesTheCpusVerdictAndNoResult) {
 }
 
 TEST(PtxKernels, PhiloxBlocksKernel) {
-  test::ptx_interpreter sim(ptx::detail::module_text);
+  test::ptx_interpreter sim(module_text());
   const std::uint64_t count = 100, first = 0xFFFFFFF0ULL;  // the index's high word changes midway
   const std::uint64_t out = sim.alloc(16 * 128);
   sim.launch("resample_philox_blocks", 2, 64, {5, 6, first, count, 7, 2, out});

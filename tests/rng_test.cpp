@@ -8,23 +8,14 @@
 #include <gtest/gtest.h>
 
 #include "resample/core/random.hpp"
+#include "support/philox_known_answers.hpp"
 #include "support/stats.hpp"
 
 namespace resample {
 namespace {
 
-// Random123's kat_vectors, "philox4x32 10": counter (4 words), key (2 words) -> output.
-struct kat {
-  std::uint32_t ctr[4], key[2], out[4];
-};
-constexpr kat philox_kats[] = {
-    {{0, 0, 0, 0}, {0, 0}, {0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
-    {{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}, {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
-    {{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}, {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
-};
-
 TEST(Philox, KnownAnswerVectors) {
-  for (const kat& v : philox_kats) {
+  for (const auto& v : test::philox_known_answers) {
     const auto out = philox4x32_10({{v.ctr[0], v.ctr[1], v.ctr[2], v.ctr[3]}}, {{v.key[0], v.key[1]}});
     for (int w = 0; w < 4; ++w) EXPECT_EQ(out.v[w], v.out[w]) << "word " << w;
   }

@@ -3,10 +3,12 @@
 // machines without a GPU driver, where the first call throws instead.
 #include "module.hpp"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +25,11 @@ struct driver {
   decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
   decltype(&::cuCtxGetId) ctx_get_id = nullptr;
   decltype(&::cuModuleLoadDataEx) module_load_data_ex = nullptr;
+  decltype(&::cuModuleLoadData) module_load_data = nullptr;
+  decltype(&::cuLinkCreate) link_create = nullptr;
+  decltype(&::cuLinkAddData) link_add_data = nullptr;
+  decltype(&::cuLinkComplete) link_complete = nullptr;
+  decltype(&::cuLinkDestroy) link_destroy = nullptr;
   decltype(&::cuModuleUnload) module_unload = nullptr;
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
@@ -33,6 +40,11 @@ struct driver {
     resolve("cuCtxGetCurrent", ctx_get_current);
     resolve("cuCtxGetId", ctx_get_id);
     resolve("cuModuleLoadDataEx", module_load_data_ex);
+    resolve("cuModuleLoadData", module_load_data);
+    resolve("cuLinkCreate", link_create);
+    resolve("cuLinkAddData", link_add_data);
+    resolve("cuLinkComplete", link_complete);
+    resolve("cuLinkDestroy", link_destroy);
     resolve("cuModuleUnload", module_unload);
     resolve("cuModuleGetFunction", module_get_function);
     resolve("cuLaunchKernel", launch_kernel);
@@ -61,8 +73,13 @@ struct driver {
     return std::string(name) + " (" + text + ")";
   }
 
-  void check(CUresult r, const std::string& operation, std::string jit_log = {}) const {
-    if (r != CUDA_SUCCESS) throw ptx_error(operation, describe(r), std::move(jit_log));
+  /// Throws ptx_error for a failed call; `what` (the call, e.g. "cuLaunchKernel") and `name` (what
+  /// it worked on) make the message, built only on failure.
+  void check(CUresult r, const char* what, const char* name = nullptr, const char* jit_log = nullptr) const {
+    if (r == CUDA_SUCCESS) return;
+    std::string operation = what;
+    if (name) operation.append("(").append(name).append(")");
+    throw ptx_error(operation, describe(r), jit_log ? jit_log : "");
   }
 };
 
@@ -86,33 +103,55 @@ std::pair<CUcontext, unsigned long long> current_context() {
   return {ctx, id};
 }
 
-/// cuModuleLoadDataEx with an error log buffer; throws ptx_error carrying the log.
-CUmodule load(const char* text, const char* what) {
+/// A JIT error log buffer and the options that hand it to the driver.
+struct jit_log {
+  std::vector<char> text = std::vector<char>(1 << 16, '\0');
+  CUjit_option options[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[2] = {text.data(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(text.size() - 1))};
+};
+
+/// The library's module: its translation units linked by the driver (cuLink*: each PTX file
+/// JIT-compiled, the .extern calls resolved), then loaded. Throws ptx_error with the JIT's log.
+CUmodule link_library_module() {
   const driver& d = api();
-  std::vector<char> log(1 << 16, '\0');
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void* values[] = {log.data(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(log.size() - 1))};
+  jit_log log;
+  CUlinkState link = nullptr;
+  d.check(d.link_create(2, log.options, log.values, &link), "cuLinkCreate");
+  struct destroy_link {
+    const driver& d;
+    CUlinkState link;
+    ~destroy_link() { (void)d.link_destroy(link); }
+  } guard{d, link};
+  for (std::size_t i = 0; i < module_source_count; ++i) {
+    const ptx_source& s = module_sources[i];
+    d.check(d.link_add_data(link, CU_JIT_INPUT_PTX, const_cast<char*>(s.text), std::string_view(s.text).size() + 1,
+                            s.name, 0, nullptr, nullptr),
+            "cuLinkAddData", s.name, log.text.data());
+  }
+  void* image = nullptr;
+  std::size_t image_bytes = 0;
+  d.check(d.link_complete(link, &image, &image_bytes), "cuLinkComplete", nullptr,
+          log.text.data());
   CUmodule module = nullptr;
-  const CUresult r = d.module_load_data_ex(&module, text, 2, options, values);
-  d.check(r, std::string("cuModuleLoadDataEx (JIT compilation of ") + what + ")", std::string(log.data()));
+  d.check(d.module_load_data(&module, image), "cuModuleLoadData", "the linked PTX module");  // before the link dies
   return module;
 }
 
 std::mutex cache_mutex;
-std::map<unsigned long long, CUmodule> modules;                          // by context id
-std::map<std::pair<unsigned long long, std::string>, CUfunction> functions;  // by context id and name
+std::map<unsigned long long, CUmodule> modules;                               // by context id
+std::map<std::pair<unsigned long long, std::string_view>, CUfunction> functions;  // by context id and name
 
 }  // namespace
 
 CUfunction kernel(const char* name) {
   const auto [ctx, id] = current_context();
   const std::lock_guard<std::mutex> lock(cache_mutex);
-  const auto key = std::make_pair(id, std::string(name));
+  const auto key = std::make_pair(id, std::string_view(name));
   if (const auto f = functions.find(key); f != functions.end()) return f->second;
   auto m = modules.find(id);
-  if (m == modules.end()) m = modules.emplace(id, load(module_text, "the resample module")).first;
+  if (m == modules.end()) m = modules.emplace(id, link_library_module()).first;
   CUfunction function = nullptr;
-  api().check(api().module_get_function(&function, m->second, name), std::string("cuModuleGetFunction(") + name + ")");
+  api().check(api().module_get_function(&function, m->second, name), "cuModuleGetFunction", name);
   functions.emplace(key, function);
   return function;
 }
@@ -120,18 +159,23 @@ CUfunction kernel(const char* name) {
 void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
             std::initializer_list<const void*> args) {
   const CUfunction f = kernel(name);
-  std::vector<void*> params;
-  params.reserve(args.size());
-  for (const void* a : args) params.push_back(const_cast<void*>(a));  // the driver reads them only
+  std::array<void*, 16> params{};
+  if (args.size() > params.size()) throw ptx_error("launching", std::string(name) + " has too many arguments");
+  std::size_t i = 0;
+  for (const void* a : args) params[i++] = const_cast<void*>(a);  // the driver only reads them
   api().check(api().launch_kernel(f, grid, 1, 1, threads, 1, 1, 0, reinterpret_cast<CUstream>(stream), params.data(),
                                   nullptr),
-              std::string("cuLaunchKernel(") + name + ")");
+              "cuLaunchKernel", name);
 }
 
 void jit_check(const char* text) {
   (void)current_context();
-  const CUmodule module = load(text, "a module given to jit_check");
-  api().check(api().module_unload(module), "cuModuleUnload");
+  const driver& d = api();
+  jit_log log;
+  CUmodule module = nullptr;
+  d.check(d.module_load_data_ex(&module, text, 2, log.options, log.values), "cuModuleLoadDataEx",
+          "a module given to jit_check", log.text.data());
+  d.check(d.module_unload(module), "cuModuleUnload");
 }
 
 }  // namespace resample::ptx::detail

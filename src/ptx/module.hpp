@@ -1,7 +1,8 @@
-// The library's PTX module (ptx/*.ptx, embedded at build time: module_text), loaded through the
-// driver API once per CUDA context and JIT-compiled there for the context's device.
+// The library's PTX module: the translation units ptx/*.ptx (embedded at build time: module_sources),
+// linked by the driver's JIT linker once per CUDA context, for the context's device.
 #pragma once
 
+#include <cstddef>
 #include <initializer_list>
 
 #include <cuda.h>
@@ -9,15 +10,22 @@
 
 namespace resample::ptx::detail {
 
-extern const char module_text[];
+struct ptx_source {
+  const char* name;  ///< the file's name, for the JIT's messages
+  const char* text;
+};
+extern const ptx_source module_sources[];
+extern const std::size_t module_source_count;
 
-/// Kernel `name` of the module in the current context (the runtime's primary context of the current
-/// device, made current if no context is): the first call in a context loads the module, under a
-/// lock, so concurrent first calls load it once; later calls find the function in a cache.
+/// Kernel `name` (a string literal: the cache keeps the pointer's text) of the module in the current
+/// context (the runtime's primary context of the current device, made current if no context is):
+/// the first call in a context links the module, under a lock, so concurrent first calls link it
+/// once; later calls find the function in a cache.
 CUfunction kernel(const char* name);
 
 /// Enqueues kernel `name` on `stream`: `grid` blocks of `threads` threads, its arguments given as
-/// pointers to their values, in order. Capturable in a CUDA graph (cuLaunchKernel on the stream).
+/// pointers to their values, in order (at most 16). Capturable in a CUDA graph (cuLaunchKernel on
+/// the stream); no allocation.
 void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream, std::initializer_list<const void*> args);
 
 /// JIT-compiles `text` as a module of its own in the current context and unloads it: throws

@@ -1,5 +1,6 @@
-// The PTX kernels address resample::cuda::device_status by byte offsets (ptx/header.ptx lists
-// them); these assertions keep the struct and the PTX in step.
+// The PTX kernels address resample::cuda::device_status by byte offsets (first_bad +0, max_key +16,
+// code +32, fraction +36, total +48, squares +64, max_log_w +80, value +88, bound +96, result +104,
+// index +120, n +136); these assertions keep the struct and the PTX in step.
 #pragma once
 
 #include <cstddef>

@@ -28,6 +28,8 @@ namespace resample::test {
 
 class ptx_interpreter {
  public:
+  /// `module`: the text of the module's files, concatenated (their .extern declarations are
+  /// resolved by name among all the functions read).
   explicit ptx_interpreter(const std::string& module) { parse(module); }
 
   /// Runs .func `name` on one thread with its input parameters' values as bit patterns (a .f64 as
@@ -218,7 +220,7 @@ class ptx_interpreter {
       const std::string& l = lines[i];
       if (l.rfind(".shared", 0) == 0) shared_decl(l.substr(0, l.find(';')));
       const bool entry = l.rfind(".visible .entry", 0) == 0;
-      if (l.rfind(".func", 0) != 0 && !entry) continue;
+      if (l.rfind(".func", 0) != 0 && l.rfind(".visible .func", 0) != 0 && !entry) continue;  // .extern: declarations
       std::string header;
       std::size_t j = i;
       for (; j < lines.size() && lines[j] != "{"; ++j) header += " " + lines[j];
