@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/detail/temp_storage.hpp"
 #include "module.hpp"
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/validate.hpp"
@@ -21,8 +22,6 @@ constexpr unsigned threads = 256;
 constexpr unsigned finish_threads = 1024;
 constexpr std::size_t max_blocks = 1024;  // per-block sums the finishing block adds up (one per thread)
 
-std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-
 unsigned blocks_for(std::size_t n) {
   // grid-stride: about 8 log-weights per thread, at most max_blocks blocks
   return static_cast<unsigned>(std::clamp<std::size_t>((n + threads * 8 - 1) / (threads * 8), 1, max_blocks));
@@ -35,34 +34,28 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, 
              double* d_ess, cudaStream_t stream) {
   check_size<std::uint64_t>(n, n);  // N >= 1 and within the exact CDF
   const unsigned blocks = blocks_for(n);
-  const std::size_t status_bytes = aligned(sizeof(cuda::device_status));
-  const std::size_t sums_bytes = aligned(blocks * 16);
   const bool squares = (wanted & ess) != 0;
-  const std::size_t needed = status_bytes + sums_bytes * (squares ? 2 : 1);
-  if (d_temp == nullptr) {
-    temp_bytes = needed;
-    return;
-  }
-  if (temp_bytes < needed) {
-    throw invalid_input("PTX temp storage of " + std::to_string(temp_bytes) + " bytes is too small: this call needs " +
-                        std::to_string(needed));
-  }
-  char* base = static_cast<char*>(d_temp);
-  const std::uint64_t status = reinterpret_cast<std::uintptr_t>(base);
-  const std::uint64_t sums = status + status_bytes;
-  const std::uint64_t squares_at = squares ? sums + sums_bytes : 0;
+  cuda::detail::carve c(d_temp);
+  auto* st = c.take<cuda::device_status>(1);
+  auto* sums = c.take<std::uint64_t>(2 * std::size_t{blocks});  // {lo, hi} per block
+  auto* square_sums = squares ? c.take<std::uint64_t>(2 * std::size_t{blocks}) : nullptr;
+  if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
+  // the kernels' pointer arguments, as the .u64 their parameters are
+  const std::uint64_t status = reinterpret_cast<std::uintptr_t>(st);
+  const std::uint64_t sums_at = reinterpret_cast<std::uintptr_t>(sums);
+  const std::uint64_t squares_at = reinterpret_cast<std::uintptr_t>(square_sums);
   const std::uint64_t weights = reinterpret_cast<std::uintptr_t>(lw);
   const std::uint64_t count = n;
   const std::uint32_t is_double = sizeof(T) == 8 ? 1 : 0;
   const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
   const std::uint64_t result = reinterpret_cast<std::uintptr_t>(d_result);
   const std::uint64_t ess_at = reinterpret_cast<std::uintptr_t>(d_ess);
-  cuda::check(cudaMemsetAsync(d_temp, 0, sizeof(cuda::device_status), stream), "cudaMemsetAsync (PTX status)");
+  cuda::check(cudaMemsetAsync(st, 0, sizeof(cuda::device_status), stream), "cudaMemsetAsync (PTX status)");
   launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &is_double, &status});
   launch("resample_weight_sums", blocks, threads, stream,
-         {&weights, &count, &is_double, &fraction, &status, &sums, &squares_at});
+         {&weights, &count, &is_double, &fraction, &status, &sums_at, &squares_at});
   launch("resample_weight_statistics", 1, finish_threads, stream,
-         {&weights, &count, &is_double, &fraction, &status, &sums, &squares_at, &blocks, &wanted, &result, &ess_at});
+         {&weights, &count, &is_double, &fraction, &status, &sums_at, &squares_at, &blocks, &wanted, &result, &ess_at});
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/status.hpp"
+#include "temp_storage.hpp"
 
 namespace resample::cuda::detail {
 
@@ -44,39 +45,6 @@ inline constexpr int finish_items = 4;
 inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
 inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
   return static_cast<unsigned>((threads + block - 1) / block);
-}
-
-/// Carves one temp-storage allocation into aligned arrays; with a null base it only measures.
-class carve {
- public:
-  explicit carve(void* base) : base_(static_cast<char*>(base)) {}
-  template <class X>
-  X* take(std::size_t count) {
-    offset_ = aligned(offset_);
-    X* p = base_ ? reinterpret_cast<X*>(base_ + offset_) : nullptr;
-    offset_ += count * sizeof(X);
-    return p;
-  }
-  [[nodiscard]] std::size_t bytes() const { return aligned(offset_); }
-
- private:
-  static std::size_t aligned(std::size_t x) { return (x + 255) / 256 * 256; }
-  char* base_;
-  std::size_t offset_ = 0;
-};
-
-/// Two-phase protocol: returns true when the call only measures (d_temp null); throws when the
-/// caller's storage is too small.
-inline bool measure_only(void* d_temp, std::size_t& temp_bytes, std::size_t needed) {
-  if (d_temp == nullptr) {
-    temp_bytes = needed;
-    return true;
-  }
-  if (temp_bytes < needed) {
-    throw invalid_input("CUDA temp storage of " + std::to_string(temp_bytes) + " bytes is too small: this call needs " +
-                        std::to_string(needed));
-  }
-  return false;
 }
 
 /// The CPU backends' checks of a scheme's options (host side, before anything is enqueued).
