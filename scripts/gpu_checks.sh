@@ -36,7 +36,9 @@ for tool in $tools; do
   for t in $tests; do
     f='-*Large*:*Skewed*'
     [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
-    [ "$t" = ptx_backend_test ] && f='-*EqualCpuAndCudaBitForBit*'  # its 15 sizes x 3 dispersions: too slow under the tools
+    # its 15 sizes x 3 dispersions are too slow under the tools; and memcheck reports every failed
+    # driver call, which the loader's error tests make on purpose (a bad PTX text, an unknown name)
+    [ "$t" = ptx_backend_test ] && f='-*EqualCpuAndCudaBitForBit*:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
     # The filter: racecheck and synccheck stop on conditional graph nodes, so they run the gated
     # tick (resampler_node::gated, the same kernels launched every tick); memcheck runs both.
     gated='*sv_auxiliary_ess_jitter_gated:*lg_bootstrap_residual_gated:*lg_one_particle_gated:*sv_bootstrap_metropolis_gated:*sv_bootstrap_every_tick_stratified_gated'
