@@ -260,5 +260,157 @@ TEST(PtxKernels, PhiloxBlocksKernel) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Systematic and stratified: the look-back comb kernel (ptx/comb_look_back.ptx) after the
+// statistics kernels, as src/ptx/ancestors.cpp enqueues them, with `threads` per block (the host
+// uses 256: tiles of 2048; smaller blocks give many tiles from few particles, so the look-back
+// crosses windows of 32 tiles and the tile boundaries fall everywhere).
+
+struct simulated_comb {
+  cuda::device_status status;
+  std::vector<std::int64_t> a;
+};
+
+template <class T, class Index>
+simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads) {
+  test::ptx_interpreter sim(module_text());
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  const unsigned grid = 3;
+  const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
+  const std::uint64_t weights = sim.alloc_copy(lw);
+  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * grid), ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
+  const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
+  const std::vector<Index> sentinel(n, Index{-7});
+  const std::uint64_t a = sim.alloc_copy(sentinel);
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status});
+  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
+  sim.launch("resample_weight_statistics", 1, 64, {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0});
+  const std::uint32_t U = philox_stream(k, shared_index, step).next();
+  sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
+             {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, ticket, flags, aggregates,
+              inclusives, U, k.seed, k.stream, step, a});
+  simulated_comb r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  for (std::uint64_t t = 0; t < tiles && r.status.code == 0; ++t) {  // every tile published its inclusive prefix
+    EXPECT_EQ(sim.read<std::uint32_t>(flags + 4 * t), 2u) << "tile " << t;
+  }
+  return r;
+}
+
+template <class T, class Index>
+void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t step, unsigned threads,
+                            const std::string& what) {
+  const key k{11, 3};
+  std::vector<Index> want(lw.size());
+  cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want));
+  const auto got = simulate_comb<T, Index>(lw, s, k, step, threads);
+  ASSERT_EQ(got.status.code, 0) << what;
+  std::size_t differ = 0, first = lw.size();
+  for (std::size_t j = 0; j < lw.size(); ++j) {
+    if (got.a[j] != static_cast<std::int64_t>(want[j])) {
+      ++differ;
+      first = std::min(first, j);
+    }
+  }
+  EXPECT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
+}
+
+TEST(PtxKernels, SystematicAndStratifiedEqualCpuAcrossTilesAndWindows) {
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    const std::string name = s == scheme::systematic ? "systematic" : "stratified";
+    // N = 1; one partial tile; 40 tiles of 256 (the look-back's window of 32 moves back)
+    for (const std::size_t n : {std::size_t{1}, std::size_t{77}, std::size_t{10000}}) {
+      const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 5, n > 2);
+      expect_comb_equals_cpu<double, std::int32_t>(lw, s, 4, 32, name + " N = " + std::to_string(n));
+    }
+    const auto lw = test::log_weights(3000, 4.0, 8);
+    const std::vector<float> lwf(lw.begin(), lw.end());
+    expect_comb_equals_cpu<float, std::int64_t>(lwf, s, 9, 64, name + " float / int64");
+  }
+}
+
+TEST(PtxKernels, CombNearIntegersHeavyTilesAndZeros) {
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    const std::string name = s == scheme::systematic ? "systematic" : "stratified";
+    // equal weights: every r on an integer, every particle decided by the exact products
+    expect_comb_equals_cpu<double, std::int32_t>(std::vector<double>(600, -2.5), s, 1, 32, name + " equal weights");
+    // one particle with almost all the weight: its tile's offspring exceed the stage (the binary
+    // search writes them), the other tiles have none
+    auto heavy = test::log_weights(1500, 1.0, 3);
+    heavy[700] = 40.0;
+    expect_comb_equals_cpu<double, std::int32_t>(heavy, s, 2, 32, name + " one heavy particle");
+    // dyadic weights (N w / W exact), zeros included
+    std::vector<double> dyadic(1024);
+    for (std::size_t i = 0; i < dyadic.size(); ++i) {
+      dyadic[i] = i % 5 == 0 ? -std::numeric_limits<double>::infinity() : -std::log(static_cast<double>(1 << (i % 4)));
+    }
+    expect_comb_equals_cpu<double, std::int64_t>(dyadic, s, 7, 64, name + " dyadic with zeros");
+  }
+}
+
+TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
+  // In the simulator every earlier tile has finished, so a look-back finds an inclusive prefix at
+  // once. Here tile 40 runs again with tiles 1..39 showing only their aggregates (flag 1) and tile
+  // 0 its inclusive prefix: the look-back must add 39 aggregates over two windows of 32. Two of
+  // the aggregates trade 2^64 + 5, so a lost carry or a tile counted twice or skipped changes C.
+  test::ptx_interpreter sim(module_text());
+  constexpr unsigned threads = 32, tile = 8 * threads;
+  const std::uint64_t n = 41 * tile + 100, tiles = 42;
+  const auto lw = test::log_weights(n, 2.0, 17);
+  const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * 2), ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
+  const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles), a = sim.alloc(4 * n);
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  sim.launch("resample_max_pass", 2, 64, {weights, n, 1, status});
+  sim.launch("resample_weight_sums", 2, 64, {weights, n, 1, fraction, status, sums, 0});
+  sim.launch("resample_weight_statistics", 1, 64, {weights, n, 1, fraction, status, sums, 0, 2, 0, 0, 0});
+  const key k{5, 6};
+  const std::uint32_t step = 3, U = philox_stream(k, shared_index, step).next();
+  const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives, U,
+                                           k.seed, k.stream, step, a};
+  sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, args);
+  std::vector<std::int32_t> want(n);
+  cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw), k, step, std::span<std::int32_t>(want));
+  const auto inclusive_40 = std::pair{sim.read<std::uint64_t>(inclusives + 16 * 40), sim.read<std::uint64_t>(inclusives + 16 * 40 + 8)};
+  // rewind: tile 40 again, its predecessors 1..39 back to their aggregates, two of them traded
+  for (std::uint64_t t = 1; t < 40; ++t) sim.write<std::uint32_t>(flags + 4 * t, 1);
+  sim.write<std::uint32_t>(flags + 4 * 40, 0);
+  sim.write<std::uint32_t>(ticket, 40);
+  const auto lo3 = sim.read<std::uint64_t>(aggregates + 16 * 3), hi3 = sim.read<std::uint64_t>(aggregates + 16 * 3 + 8);
+  const auto lo9 = sim.read<std::uint64_t>(aggregates + 16 * 9), hi9 = sim.read<std::uint64_t>(aggregates + 16 * 9 + 8);
+  sim.write<std::uint64_t>(aggregates + 16 * 3, lo3 + 5);  // + 2^64 + 5
+  sim.write<std::uint64_t>(aggregates + 16 * 3 + 8, hi3 + 1 + (lo3 + 5 < lo3 ? 1 : 0));
+  sim.write<std::uint64_t>(aggregates + 16 * 9, lo9 - 5);  // - 2^64 - 5
+  sim.write<std::uint64_t>(aggregates + 16 * 9 + 8, hi9 - 1 - (lo9 < 5 ? 1 : 0));
+  for (std::uint64_t j = 0; j < n; ++j) sim.write<std::int32_t>(a + 4 * j, -7);
+  sim.launch("resample_comb_look_back", 1, threads, args);
+  EXPECT_EQ(sim.read<std::uint32_t>(flags + 4 * 40), 2u);
+  EXPECT_EQ(sim.read<std::uint64_t>(inclusives + 16 * 40), inclusive_40.first);
+  EXPECT_EQ(sim.read<std::uint64_t>(inclusives + 16 * 40 + 8), inclusive_40.second);
+  // tile 40's particles' ancestors, where they are written (O of particles 40 t .. 41 t - 1)
+  std::size_t written = 0;
+  for (std::uint64_t j = 0; j < n; ++j) {
+    const auto got = sim.read<std::int32_t>(a + 4 * j);
+    if (got == -7) continue;
+    ++written;
+    ASSERT_EQ(got, want[j]) << "j = " << j;
+    ASSERT_GE(got, 40 * static_cast<std::int32_t>(tile));
+    ASSERT_LT(got, 41 * static_cast<std::int32_t>(tile));
+  }
+  EXPECT_GT(written, 0u);
+}
+
+TEST(PtxKernels, CombWritesNothingForBadInput) {
+  auto lw = test::log_weights(700, 1.0, 4);
+  lw[345] = std::numeric_limits<double>::quiet_NaN();
+  const auto got = simulate_comb<double, std::int32_t>(lw, scheme::systematic, {1, 2}, 0, 32);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
+  EXPECT_EQ(got.status.index, 345u);
+  for (const auto x : got.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
+}
+
 }  // namespace
 }  // namespace resample

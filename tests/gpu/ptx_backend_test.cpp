@@ -3,8 +3,11 @@
 // generator; log-sum-exp and ESS (max with NaN / +inf detection, the exact sums, the deterministic
 // exp and log in PTX) over sizes, float and double, zero and subnormal weights; bad input
 // reported by check_status with the CPU's message and nothing written; capture in a CUDA graph;
+// systematic and stratified ancestors (the look-back comb) against cpu and cuda, large, equal and
+// heavy weights, repeated draws, bad input, capture in a graph;
 // the loader: the JIT's error log in the exception, an unknown kernel named, concurrent first use.
 // Without a GPU: the embedded module's text, and a clear error from a call.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -41,7 +44,7 @@ TEST(PtxModuleText, EveryFileIsAnSm90UnitAndEveryKernelIsThere) {
     all += text;
   }
   for (const char* entry : {"resample_philox_blocks", "resample_max_pass", "resample_weight_sums",
-                            "resample_weight_statistics"}) {
+                            "resample_weight_statistics", "resample_comb_look_back"}) {
     EXPECT_NE(all.find(std::string(".visible .entry ") + entry), std::string::npos) << entry;
   }
 }
@@ -256,6 +259,147 @@ TEST(PtxStatistics, CapturedInAGraphAndReplayed) {
     const auto want = cpu::weight_statistics(cpu::serial{}, view(lw));
     EXPECT_EQ(got[0], want.log_sum_exp) << "replay " << replay;
     EXPECT_EQ(got[1], want.ess) << "replay " << replay;
+  }
+  cuda::check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  cuda::check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  cuda::check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Systematic and stratified ancestors: one look-back pass (ptx/comb_look_back.ptx).
+
+template <class T, class Index>
+std::vector<Index> ptx_ancestors(scheme s, const std::vector<T>& lw, key k, std::uint32_t step) {
+  const device_vector<T> d_lw(view(lw));
+  device_vector<Index> d_a(lw.size());
+  std::size_t bytes = 0;
+  ptx::ancestors<T, Index>(nullptr, bytes, s, d_lw.data(), lw.size(), k, step, d_a.data());
+  const device_vector<char> temp(bytes);
+  ptx::ancestors<T, Index>(temp.data(), bytes, s, d_lw.data(), lw.size(), k, step, d_a.data());
+  (void)cuda::check_status(temp.data(), nullptr);
+  std::vector<Index> a(lw.size());
+  d_a.copy_to(std::span<Index>(a));
+  return a;
+}
+
+template <class T, class Index>
+void expect_ancestors_equal_cpu_and_cuda(scheme s, const std::vector<T>& lw, std::uint32_t step, const std::string& what) {
+  const key k{20261123, 2};
+  std::vector<Index> want(lw.size()), want_cuda(lw.size());
+  cpu::ancestors(cpu::serial{}, s, view(lw), k, step, std::span<Index>(want));
+  cuda::host::ancestors(s, view(lw), k, step, std::span<Index>(want_cuda));
+  const auto got = ptx_ancestors<T, Index>(s, lw, k, step);
+  std::size_t differ = 0, first = lw.size();
+  for (std::size_t j = 0; j < lw.size(); ++j) {
+    if (got[j] != want[j]) {
+      ++differ;
+      first = std::min(first, j);
+    }
+  }
+  ASSERT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
+  ASSERT_EQ(got, want_cuda) << what << ": not the cuda backend's";
+}
+
+TEST(PtxAncestors, SystematicAndStratifiedEqualCpuAndCudaBitForBit) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    for (const std::size_t n : sizes) {
+      for (const double y : {0.0, 2.0, 8.0}) {
+        const auto lw = test::log_weights(n, y, static_cast<unsigned>(n) + 11, n > 2);
+        const std::string what = std::string(name(s)) + ", N = " + std::to_string(n) + ", y = " + std::to_string(y);
+        expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(s, lw, static_cast<std::uint32_t>(n), what);
+        if (n == 2049 || n == 1000003) {
+          const std::vector<float> lwf(lw.begin(), lw.end());
+          expect_ancestors_equal_cpu_and_cuda<float, std::int64_t>(s, lwf, 5, what + ", float / int64");
+        }
+      }
+    }
+  }
+}
+
+TEST(PtxAncestors, LargeEqualAndHeavyWeights) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    const std::string what(name(s));
+    const std::size_t n = (std::size_t{1} << 22) + 3;  // 2049 tiles: many look-back windows
+    expect_ancestors_equal_cpu_and_cuda<float, std::int32_t>(s, test::log_weights<float>(n, 4.0, 9), 1, what + " 2^22 + 3");
+    // equal weights: every r on an integer, every particle decided by the exact products
+    expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(s, std::vector<double>(300000, 1.5), 2, what + " equal");
+    // one particle with nearly all the weight: its tile writes ~N ancestors (the binary search)
+    auto heavy = test::log_weights(300000, 1.0, 3);
+    heavy[123456] = 60.0;
+    expect_ancestors_equal_cpu_and_cuda<double, std::int64_t>(s, heavy, 3, what + " heavy");
+  }
+}
+
+// The look-back's tiles finish in whatever order the GPU runs them: 30 draws of the same call
+// must give the same bits.
+TEST(PtxAncestors, RepeatedCallsGiveTheSameBits) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const auto lw = test::log_weights<float>(std::size_t{1} << 21, 3.0, 21);
+  const auto first = ptx_ancestors<float, std::int32_t>(scheme::systematic, lw, {1, 1}, 9);
+  const auto draw = [&lw] { return ptx_ancestors<float, std::int32_t>(scheme::systematic, lw, {1, 1}, 9); };
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(draw(), first) << "draw " << i;
+}
+
+TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  auto lw = test::log_weights(100000, 1.0, 5);
+  lw[77777] = std::numeric_limits<double>::quiet_NaN();
+  const device_vector<double> d_lw(view(lw));
+  const std::vector<std::int32_t> sentinel(lw.size(), -7);
+  const device_vector<std::int32_t> d_a(view(sentinel));
+  std::size_t bytes = 0;
+  ptx::ancestors<double, std::int32_t>(nullptr, bytes, scheme::stratified, d_lw.data(), lw.size(), {1, 2}, 3, d_a.data());
+  const device_vector<char> temp(bytes);
+  ptx::ancestors<double, std::int32_t>(temp.data(), bytes, scheme::stratified, d_lw.data(), lw.size(), {1, 2}, 3,
+                                       d_a.data());
+  try {
+    (void)cuda::check_status(temp.data(), nullptr);
+    ADD_FAILURE() << "no error for a NaN";
+  } catch (const invalid_input& e) {
+    EXPECT_NE(std::string(e.what()).find("77777"), std::string::npos) << e.what();
+  }
+  std::vector<std::int32_t> a(lw.size());
+  d_a.copy_to(std::span<std::int32_t>(a));
+  EXPECT_EQ(a, sentinel) << "ancestors were written for bad input";
+  const auto call = [&](scheme s, const options& opt) {
+    ptx::ancestors<double, std::int32_t>(temp.data(), bytes, s, d_lw.data(), lw.size(), {1, 2}, 3, d_a.data(), opt);
+  };
+  EXPECT_THROW(call(scheme::multinomial, {}), invalid_input);
+  options opt;
+  opt.cdf = precision::float32;
+  EXPECT_THROW(call(scheme::systematic, opt), invalid_input);
+}
+
+TEST(PtxAncestors, CapturedInAGraphAndReplayed) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 500000;
+  cudaStream_t stream = nullptr;
+  cuda::check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  device_vector<float> d_lw(n);
+  device_vector<std::int32_t> d_a(n);
+  std::size_t bytes = 0;
+  ptx::ancestors<float, std::int32_t>(nullptr, bytes, scheme::systematic, d_lw.data(), n, {4, 4}, 8, d_a.data(), {},
+                                      stream);
+  const device_vector<char> temp(bytes);
+  (void)ptx::detail::kernel("resample_comb_look_back");  // load the module outside the capture
+  cudaGraph_t graph = nullptr;
+  cuda::check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  ptx::ancestors<float, std::int32_t>(temp.data(), bytes, scheme::systematic, d_lw.data(), n, {4, 4}, 8, d_a.data(),
+                                      {}, stream);
+  cuda::check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  cuda::check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (unsigned replay = 0; replay < 3; ++replay) {
+    const auto lw = test::log_weights<float>(n, 1.0 + replay, 200 + replay);
+    cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+    cuda::check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    (void)cuda::check_status(temp.data(), stream);
+    std::vector<std::int32_t> got(n), want(n);
+    d_a.copy_to(std::span<std::int32_t>(got));
+    cpu::ancestors(cpu::serial{}, scheme::systematic, view(lw), {4, 4}, 8, std::span<std::int32_t>(want));
+    EXPECT_EQ(got, want) << "replay " << replay;
   }
   cuda::check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
   cuda::check(cudaGraphDestroy(graph), "cudaGraphDestroy");

@@ -5,10 +5,12 @@
 // thread concerned has reached it. Registers are 64-bit patterns; .param buffers are bytes; global
 // memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, cvt's rounding modes, ordered
-// comparisons, add.cc / addc carries, mul.hi / mul.wide, bfe, vector packs, shfl.bfly, atom.max);
-// any other form throws. What it cannot show: concurrency between blocks and the memory model
-// (blocks run one after another, atomics are sequential), timing, and the JIT's own behaviour;
-// those are the GPU tests' (tests/gpu/ptx_backend_test.cpp).
+// comparisons, add / sub carry chains, mul.hi / mul.wide, bfe, clz, brev, vector packs, shfl (bfly,
+// up), vote (any, ballot), atom (max, add)); memory-order qualifiers (.relaxed, .acquire, .release,
+// their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
+// concurrency between blocks and the memory model (blocks run one after another, in launch order,
+// so a look-back finds its predecessors done; atomics are sequential), timing, and the JIT's own
+// behaviour; those are the GPU tests' (tests/gpu/ptx_backend_test.cpp).
 #pragma once
 
 #include <algorithm>
@@ -306,6 +308,7 @@ class ptx_interpreter {
   std::uint64_t value(const block_state& b, const thread_state& t, const std::string& operand) const {
     const frame& fr = t.frames.back();
     if (operand == "%tid.x") return t.tid;
+    if (operand == "%laneid") return t.tid & 31;
     if (operand == "%ntid.x") return b.ntid;
     if (operand == "%ctaid.x") return b.ctaid;
     if (operand == "%nctaid.x") return b.nctaid;
@@ -338,23 +341,15 @@ class ptx_interpreter {
           progressed = true;
         }
       }
-      // shuffles: a warp whose 32 lanes wait at the same shfl
+      // shuffles and votes: a warp whose 32 lanes wait at the same shfl or vote
       for (std::size_t w = 0; w * 32 < b.threads.size(); ++w) {
         const std::size_t first = w * 32, last = std::min(first + 32, b.threads.size());
         const statement* s = b.threads[first].waiting;
-        if (s == nullptr || s->op[0] != "shfl") continue;
+        if (s == nullptr || s->op[0] == "bar") continue;
         bool all = last - first == 32;
         for (std::size_t i = first; i < last && all; ++i) all = b.threads[i].waiting == s;
         if (!all) continue;
-        std::uint64_t source[32];
-        for (std::size_t i = first; i < last; ++i) source[i - first] = value(b, b.threads[i], s->operands[1]);
-        for (std::size_t i = first; i < last; ++i) {
-          thread_state& t = b.threads[i];
-          const auto lane_mask = static_cast<unsigned>(value(b, t, s->operands[2]));
-          t.frames.back().regs[s->operands[0]] = truncate(source[((i - first) ^ lane_mask) & 31], 32);
-          t.waiting = nullptr;
-          ++t.frames.back().pc;
-        }
+        resolve_warp_op(b, first, *s);
         progressed = true;
       }
       // barriers: every thread not exited waits at a bar.sync
@@ -377,6 +372,44 @@ class ptx_interpreter {
     }
   }
 
+  // shfl.sync.{bfly,up}.b32 d, a, b, c, mask; vote.sync.any.pred d, p, mask; vote.sync.ballot.b32 d, p, mask
+  void resolve_warp_op(block_state& b, std::size_t first, const statement& s) const {
+    std::uint64_t source[32];
+    bool pred[32];
+    const bool vote = s.op[0] == "vote";
+    for (std::size_t l = 0; l < 32; ++l) {
+      const thread_state& t = b.threads[first + l];
+      if (vote) {
+        const auto p = t.frames.back().preds.find(s.operands[1]);
+        if (p == t.frames.back().preds.end()) throw std::runtime_error("vote of an unset predicate " + s.operands[1]);
+        pred[l] = p->second;
+      } else {
+        source[l] = value(b, t, s.operands[1]);
+      }
+    }
+    std::uint32_t ballot = 0;
+    for (std::size_t l = 0; l < 32; ++l) ballot |= pred[l] && vote ? 1u << l : 0u;
+    for (std::size_t l = 0; l < 32; ++l) {
+      thread_state& t = b.threads[first + l];
+      frame& fr = t.frames.back();
+      if (vote && s.op[2] == "any") {
+        fr.preds[s.operands[0]] = ballot != 0;
+      } else if (vote && s.op[2] == "ballot") {
+        fr.regs[s.operands[0]] = ballot;
+      } else if (!vote && s.op[2] == "bfly") {
+        const auto lane_mask = static_cast<unsigned>(value(b, t, s.operands[2]));
+        fr.regs[s.operands[0]] = truncate(source[(l ^ lane_mask) & 31], 32);
+      } else if (!vote && s.op[2] == "up") {
+        const auto delta = static_cast<std::size_t>(value(b, t, s.operands[2]));
+        fr.regs[s.operands[0]] = truncate(source[l >= delta ? l - delta : l], 32);
+      } else {
+        throw std::runtime_error("line " + std::to_string(s.line) + ": unmodelled warp operation");
+      }
+      t.waiting = nullptr;
+      ++fr.pc;
+    }
+  }
+
   void run_until_sync(block_state& b, thread_state& t) const {
     for (std::size_t steps = 0;; ++steps) {
       if (steps > 100000000) throw std::runtime_error("runaway loop");
@@ -392,7 +425,7 @@ class ptx_interpreter {
         }
       }
       const std::string& base = s.op[0];
-      if (base == "bar" || base == "shfl") {
+      if (base == "bar" || base == "shfl" || base == "vote") {
         t.waiting = &s;
         return;
       }
@@ -446,7 +479,8 @@ class ptx_interpreter {
     auto has = [&](const char* mod) { return std::find(op.begin(), op.end(), mod) != op.end(); };
 
     if (base == "ld" || base == "st" || base == "atom") {
-      const std::string space = op[1];
+      std::string space;  // ld.global.nc, ld.acquire.gpu.global, st.release.gpu.global, atom.global.add ...
+      for (const char* sp : {"param", "shared", "global"}) space = space.empty() && has(sp) ? sp : space;
       const bool is_vector = op.size() > 3 && op[op.size() - 2][0] == 'v';
       const int count = is_vector ? op[op.size() - 2][1] - '0' : 1;
       const int bytes = width_of(type) / 8;
@@ -467,12 +501,13 @@ class ptx_interpreter {
         if (space == "global") return locate(a, n);
         throw fail("memory space");
       };
-      if (base == "atom") {  // atom.global.max.u64 d, [a], b: d = old
-        if (!has("max") || type != "u64") throw fail("only atom.max.u64 is modelled");
+      if (base == "atom") {  // atom.global.{max,add}.{u32,u64} d, [a], b: d = old
+        if (!(has("max") || has("add")) || (type != "u64" && type != "u32")) throw fail("atom form not modelled");
         std::uint64_t old = 0;
-        std::memcpy(&old, memory(at, 8), 8);
-        const std::uint64_t now = std::max(old, v(2));
-        std::memcpy(memory(at, 8), &now, 8);
+        std::memcpy(&old, memory(at, static_cast<std::size_t>(bytes)), static_cast<std::size_t>(bytes));
+        const std::uint64_t b2 = truncate(v(2), bytes * 8);
+        const std::uint64_t now = truncate(has("max") ? std::max(old, b2) : old + b2, bytes * 8);
+        std::memcpy(memory(at, static_cast<std::size_t>(bytes)), &now, static_cast<std::size_t>(bytes));
         set(o[0], old);
         return;
       }
@@ -549,6 +584,7 @@ class ptx_interpreter {
       std::uint64_t out = 0;
       if (dst == "f64" && src == "f64") {
         if (rnd == "rmi") out = bits(std::floor(as_f64(a)));
+        else if (rnd == "rpi") out = bits(std::ceil(as_f64(a)));
         else if (rnd == "rzi") out = bits(std::trunc(as_f64(a)));
         else throw fail("rounding");
       } else if (dst == "f64" && src == "f32") {
@@ -583,20 +619,41 @@ class ptx_interpreter {
       set(o[0], bits(r));
       return;
     }
+    auto pred = [&](const std::string& name) {
+      const auto p = fr.preds.find(name);
+      if (p == fr.preds.end()) throw fail("unset predicate " + name);
+      return p->second;
+    };
+    if (type == "pred") {  // and / or / not on predicates
+      if (base == "not") fr.preds[o[0]] = !pred(o[1]);
+      else if (base == "and") fr.preds[o[0]] = pred(o[1]) && pred(o[2]);
+      else if (base == "or") fr.preds[o[0]] = pred(o[1]) || pred(o[2]);
+      else throw fail("unmodelled predicate instruction");
+      return;
+    }
+    if (base == "selp") {
+      set(o[0], truncate(pred(o[3]) ? v(1) : v(2), width_of(type)));
+      return;
+    }
+    if (base == "nanosleep") return;
     const int w = width_of(type);
     auto u = [&](std::size_t i) { return truncate(v(i), w); };
+    const bool is_signed = type[0] == 's';
+    auto sv = [&](std::size_t i) { return signed_value(v(i), w); };
     std::uint64_t out = 0;
-    if (base == "add" && has("cc")) {
-      out = u(1) + u(2);
-      fr.carry = truncate(out, w) < u(1);
-    } else if (base == "addc") {
-      out = u(1) + u(2) + (fr.carry ? 1 : 0);
-    } else if (base == "add") {
-      out = u(1) + u(2);
-    } else if (base == "sub") {
-      out = u(1) - u(2);
+    if (base == "add" || base == "addc" || base == "sub" || base == "subc") {  // .cc: carry (add) or borrow (sub) out
+      const std::uint64_t c = base.back() == 'c' && fr.carry ? 1 : 0;
+      const bool add = base[0] == 'a';
+      out = truncate(add ? u(1) + u(2) + c : u(1) - u(2) - c, w);
+      if (has("cc")) {
+        fr.carry = add ? (out < u(1) || (c && out == u(1))) : (u(1) < u(2) || (u(1) == u(2) && c));
+      }
     } else if (base == "mul" && op[1] == "lo") {
       out = u(1) * u(2);
+    } else if (base == "mul" && op[1] == "hi" && w == 64) {
+      const std::uint64_t x = u(1), y = u(2), x0 = x & 0xFFFFFFFFu, x1 = x >> 32, y0 = y & 0xFFFFFFFFu, y1 = y >> 32;
+      const std::uint64_t mid = (x0 * y0 >> 32) + (x1 * y0 & 0xFFFFFFFFu) + (x0 * y1 & 0xFFFFFFFFu);
+      out = x1 * y1 + (x1 * y0 >> 32) + (x0 * y1 >> 32) + (mid >> 32);
     } else if (base == "mul" && op[1] == "hi" && w == 32) {
       out = (u(1) * u(2)) >> 32;
     } else if (base == "mul" && op[1] == "wide" && w == 32) {
@@ -612,12 +669,22 @@ class ptx_interpreter {
       out = u(1) ^ u(2);
     } else if (base == "not") {
       out = ~u(1);
-    } else if (base == "shl") {
-      out = u(1) << v(2);
-    } else if (base == "shr" && type[0] == 'u') {
-      out = u(1) >> v(2);
-    } else if (base == "max" && type[0] == 'u') {
-      out = std::max(u(1), u(2));
+    } else if (base == "shl") {  // shift amounts clamp at the width
+      out = v(2) >= static_cast<std::uint64_t>(w) ? 0 : u(1) << v(2);
+    } else if (base == "shr" && type[0] != 's') {
+      out = v(2) >= static_cast<std::uint64_t>(w) ? 0 : u(1) >> v(2);
+    } else if (base == "max" || base == "min") {
+      const bool take_first = is_signed ? (base == "max" ? sv(1) >= sv(2) : sv(1) <= sv(2))
+                                        : (base == "max" ? u(1) >= u(2) : u(1) <= u(2));
+      out = take_first ? u(1) : u(2);
+    } else if (base == "clz") {  // clz.b32 / clz.b64: the count, a u32
+      out = static_cast<std::uint64_t>(w == 64 ? std::countl_zero(u(1)) : std::countl_zero(static_cast<std::uint32_t>(u(1))));
+      set(o[0], out);
+      return;
+    } else if (base == "brev" && w == 32) {
+      std::uint32_t x = static_cast<std::uint32_t>(u(1)), r = 0;
+      for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+      out = r;
     } else if (base == "bfe" && type == "u32") {
       out = (u(1) >> v(2)) & ((std::uint64_t{1} << v(3)) - 1);
     } else {

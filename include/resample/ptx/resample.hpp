@@ -11,7 +11,8 @@
 //   resample::cuda::check_status(d_temp, stream);                       // waits, throws on bad input
 //
 // So far the backend has the weight statistics (max with NaN / +inf detection, the exact sums,
-// log-sum-exp, ESS) and its Philox4x32-10; the resampling schemes are still to come (issue 6).
+// log-sum-exp, ESS), its Philox4x32-10, and systematic and stratified ancestors (one look-back
+// pass); the other schemes are still to come (issue 6).
 // A failed driver call, or a module the JIT refuses, throws ptx_error (error.hpp).
 #pragma once
 
@@ -20,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
 #include "resample/cuda/status.hpp"
 #include "resample/ptx/error.hpp"
@@ -42,6 +44,14 @@ void effective_sample_size(void* d_temp, std::size_t& temp_bytes, const T* lw, s
 template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream = nullptr);
+
+/// One draw of N ancestors (0-based) into a[0, N): systematic or stratified on the exact CDF, the
+/// bits of resample::cpu::ancestors and resample::cuda::ancestors. T: float or double; Index: int32
+/// or int64. Other schemes, a float CDF, options::device_gate and options::device_step throw
+/// invalid_input (they are on the cuda backend).
+template <class T, class Index>
+void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
+               Index* a, const options& opt = {}, cudaStream_t stream = nullptr);
 
 /// Philox4x32-10 blocks: d_out[4 i + j] = word j of the block at counter (first_index + i, step,
 /// draw_block) under k, for i < count (resample::philox4x32_10's bits). d_out: 16-byte aligned.
