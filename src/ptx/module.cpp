@@ -25,11 +25,6 @@ struct driver {
   decltype(&::cuCtxGetCurrent) ctx_get_current = nullptr;
   decltype(&::cuCtxGetId) ctx_get_id = nullptr;
   decltype(&::cuModuleLoadDataEx) module_load_data_ex = nullptr;
-  decltype(&::cuModuleLoadData) module_load_data = nullptr;
-  decltype(&::cuLinkCreate) link_create = nullptr;
-  decltype(&::cuLinkAddData) link_add_data = nullptr;
-  decltype(&::cuLinkComplete) link_complete = nullptr;
-  decltype(&::cuLinkDestroy) link_destroy = nullptr;
   decltype(&::cuModuleUnload) module_unload = nullptr;
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
@@ -40,11 +35,6 @@ struct driver {
     resolve("cuCtxGetCurrent", ctx_get_current);
     resolve("cuCtxGetId", ctx_get_id);
     resolve("cuModuleLoadDataEx", module_load_data_ex);
-    resolve("cuModuleLoadData", module_load_data);
-    resolve("cuLinkCreate", link_create);
-    resolve("cuLinkAddData", link_add_data);
-    resolve("cuLinkComplete", link_complete);
-    resolve("cuLinkDestroy", link_destroy);
     resolve("cuModuleUnload", module_unload);
     resolve("cuModuleGetFunction", module_get_function);
     resolve("cuLaunchKernel", launch_kernel);
@@ -110,30 +100,14 @@ struct jit_log {
   void* values[2] = {text.data(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(text.size() - 1))};
 };
 
-/// The library's module: its translation units linked by the driver (cuLink*: each PTX file
-/// JIT-compiled, the .extern calls resolved), then loaded. Throws ptx_error with the JIT's log.
-CUmodule link_library_module() {
+/// The library's module: the joined text (module_text) JIT-compiled for the context's device.
+/// Throws ptx_error with the JIT's log.
+CUmodule load_library_module() {
   const driver& d = api();
   jit_log log;
-  CUlinkState link = nullptr;
-  d.check(d.link_create(2, log.options, log.values, &link), "cuLinkCreate");
-  struct destroy_link {
-    const driver& d;
-    CUlinkState link;
-    ~destroy_link() { (void)d.link_destroy(link); }
-  } guard{d, link};
-  for (std::size_t i = 0; i < module_source_count; ++i) {
-    const ptx_source& s = module_sources[i];
-    d.check(d.link_add_data(link, CU_JIT_INPUT_PTX, const_cast<char*>(s.text), std::string_view(s.text).size() + 1,
-                            s.name, 0, nullptr, nullptr),
-            "cuLinkAddData", s.name, log.text.data());
-  }
-  void* image = nullptr;
-  std::size_t image_bytes = 0;
-  d.check(d.link_complete(link, &image, &image_bytes), "cuLinkComplete", nullptr,
-          log.text.data());
   CUmodule module = nullptr;
-  d.check(d.module_load_data(&module, image), "cuModuleLoadData", "the linked PTX module");  // before the link dies
+  d.check(d.module_load_data_ex(&module, module_text, 2, log.options, log.values), "cuModuleLoadDataEx",
+          "the library's PTX module", log.text.data());
   return module;
 }
 
@@ -149,7 +123,7 @@ CUfunction kernel(const char* name) {
   const auto key = std::make_pair(id, std::string_view(name));
   if (const auto f = functions.find(key); f != functions.end()) return f->second;
   auto m = modules.find(id);
-  if (m == modules.end()) m = modules.emplace(id, link_library_module()).first;
+  if (m == modules.end()) m = modules.emplace(id, load_library_module()).first;
   CUfunction function = nullptr;
   api().check(api().module_get_function(&function, m->second, name), "cuModuleGetFunction", name);
   functions.emplace(key, function);

@@ -16,6 +16,8 @@ struct ptx_source {
 };
 extern const ptx_source module_sources[];
 extern const std::size_t module_source_count;
+/// The files joined into one module (one header, no .extern declarations): what the JIT compiles.
+extern const char* const module_text;
 
 /// Kernel `name` (a string literal: the cache keeps the pointer's text) of the module in the current
 /// context (the runtime's primary context of the current device, made current if no context is):
