@@ -29,8 +29,8 @@ namespace {
 
 using resample::scheme;
 namespace cuda = resample::cuda;
-using resample::bench::copy_bandwidth;
 using resample::bench::event_timer;
+using resample::bench::report;
 
 /// The paper's log-weights ln phi(x + y), x ~ N(0, 1), on the device (cached per N and y).
 const float* device_weights(std::size_t n, double y) {
@@ -43,17 +43,6 @@ const float* device_weights(std::size_t n, double y) {
     slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
   }
   return slot->data();
-}
-
-/// `seconds`: the summed manual time of the state's iterations.
-void report(benchmark::State& state, std::size_t n, double bytes_per_particle, double seconds) {
-  const double bytes = bytes_per_particle * static_cast<double>(n);
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
-  state.counters["bytes_moved"] = bytes;
-  state.counters["copy_GBps"] = copy_bandwidth();
-  const double per_call = seconds / static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations()));
-  state.counters["pct_copy_bw"] = 100.0 * bytes / per_call / (copy_bandwidth() * 1e9);
 }
 
 void single(benchmark::State& state, scheme s, double y, const resample::options& opt) {

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+
+#include <benchmark/benchmark.h>
 
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/host.hpp"
@@ -53,6 +56,19 @@ inline double copy_bandwidth() {
     return best;
   }();
   return gbps;
+}
+
+/// The roofline counters of a timed benchmark: bytes_moved (bytes_per_particle N), copy_GBps and
+/// pct_copy_bw = bytes_moved / time per call / copy_GBps; items and bytes per second. `seconds`:
+/// the summed manual time of the state's iterations.
+inline void report(benchmark::State& state, std::size_t n, double bytes_per_particle, double seconds) {
+  const double bytes = bytes_per_particle * static_cast<double>(n);
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+  state.counters["bytes_moved"] = bytes;
+  state.counters["copy_GBps"] = copy_bandwidth();
+  const double per_call = seconds / static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations()));
+  state.counters["pct_copy_bw"] = 100.0 * bytes / per_call / (copy_bandwidth() * 1e9);
 }
 
 }  // namespace resample::bench

@@ -4,7 +4,6 @@
 //
 //   ptx/<op>/<N>, cuda/<op>/<N>   op: systematic, stratified (ancestors), log_sum_exp;
 //                                 N = 2^12 .. 2^24
-//   copy/<N>                      cudaMemcpy device to device: the bandwidth yardstick
 //
 // Counters: bytes_moved (the roofline's bytes: 12 per particle for the resamplers -- the
 // log-weights read twice, for the max and for the CDF, and the ancestors written; 4 for
@@ -29,8 +28,8 @@ namespace {
 using resample::scheme;
 namespace cuda = resample::cuda;
 namespace ptx = resample::ptx;
-using resample::bench::copy_bandwidth;
 using resample::bench::event_timer;
+using resample::bench::report;
 
 const float* device_weights(std::size_t n) {
   static std::map<std::size_t, std::unique_ptr<cuda::host::device_vector<float>>> cache;
@@ -42,16 +41,6 @@ const float* device_weights(std::size_t n) {
     slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
   }
   return slot->data();
-}
-
-void report(benchmark::State& state, std::size_t n, double bytes_per_particle, double seconds) {
-  const double bytes = bytes_per_particle * static_cast<double>(n);
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
-  state.counters["bytes_moved"] = bytes;
-  state.counters["copy_GBps"] = copy_bandwidth();
-  const double per_call = seconds / static_cast<double>(std::max<benchmark::IterationCount>(1, state.iterations()));
-  state.counters["pct_copy_bw"] = 100.0 * bytes / per_call / (copy_bandwidth() * 1e9);
 }
 
 enum class backend { ptx, cuda };
@@ -92,21 +81,6 @@ void run(benchmark::State& state, backend b, op o) {
   report(state, n, o == op::log_sum_exp ? 4 : 12, total);
 }
 
-void copy(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  cuda::host::device_vector<float> x(n), y(n);
-  event_timer t;
-  double total = 0;
-  for (auto _ : state) {
-    const double sec = t.seconds(nullptr, [&] {
-      cuda::check(cudaMemcpyAsync(y.data(), x.data(), n * sizeof(float), cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
-    });
-    state.SetIterationTime(sec);
-    total += sec;
-  }
-  report(state, n, 8, total);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,7 +97,6 @@ int main(int argc, char** argv) {
           ->RangeMultiplier(16)->Range(1 << 12, 1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
   }
-  benchmark::RegisterBenchmark("copy", copy)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

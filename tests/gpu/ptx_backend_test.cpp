@@ -35,6 +35,35 @@ std::span<const X> view(const std::vector<X>& v) {
   return std::span<const X>(v);
 }
 
+/// A call captured once in a CUDA graph on its own stream (the module loaded outside the
+/// capture), replayed by replay().
+class captured_call {
+ public:
+  template <class Enqueue>
+  explicit captured_call(Enqueue enqueue) {
+    cuda::check(cudaStreamCreate(&stream_), "cudaStreamCreate");
+    (void)ptx::detail::kernel("resample_max_pass");  // the first call in a context loads the module
+    cuda::check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    enqueue(stream_);
+    cuda::check(cudaStreamEndCapture(stream_, &graph_), "cudaStreamEndCapture");
+    cuda::check(cudaGraphInstantiate(&exec_, graph_, 0), "cudaGraphInstantiate");
+  }
+  captured_call(const captured_call&) = delete;
+  captured_call& operator=(const captured_call&) = delete;
+  ~captured_call() {
+    (void)cudaGraphExecDestroy(exec_);
+    (void)cudaGraphDestroy(graph_);
+    (void)cudaStreamDestroy(stream_);
+  }
+  void replay() const { cuda::check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch"); }
+  [[nodiscard]] cudaStream_t stream() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 TEST(PtxModuleText, EveryFileIsAnSm90UnitAndEveryKernelIsThere) {
   std::string all;
   for (std::size_t i = 0; i < ptx::detail::module_source_count; ++i) {
@@ -235,34 +264,25 @@ TEST(PtxStatistics, HostSideErrors) {
 TEST(PtxStatistics, CapturedInAGraphAndReplayed) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const std::size_t n = 70000;
-  cudaStream_t stream = nullptr;
-  cuda::check(cudaStreamCreate(&stream), "cudaStreamCreate");
   device_vector<float> d_lw(n);
   device_vector<double> d_out(2);
   std::size_t bytes = 0;
-  ptx::weight_statistics<float>(nullptr, bytes, d_lw.data(), n, nullptr, nullptr, stream);
+  ptx::weight_statistics<float>(nullptr, bytes, d_lw.data(), n, nullptr, nullptr);
   const device_vector<char> temp(bytes);
-  (void)ptx::detail::kernel("resample_max_pass");  // load the module outside the capture
-  cudaGraph_t graph = nullptr;
-  cuda::check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
-  ptx::weight_statistics<float>(temp.data(), bytes, d_lw.data(), n, d_out.data(), d_out.data() + 1, stream);
-  cuda::check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  cudaGraphExec_t exec = nullptr;
-  cuda::check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  const captured_call call([&](cudaStream_t stream) {
+    ptx::weight_statistics<float>(temp.data(), bytes, d_lw.data(), n, d_out.data(), d_out.data() + 1, stream);
+  });
   for (unsigned replay = 0; replay < 3; ++replay) {
     const auto lw = test::log_weights<float>(n, 1.0 + replay, 100 + replay);
     cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-    cuda::check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
-    (void)cuda::check_status(temp.data(), stream);
+    call.replay();
+    (void)cuda::check_status(temp.data(), call.stream());
     double got[2];
     d_out.copy_to(std::span<double>(got));
     const auto want = cpu::weight_statistics(cpu::serial{}, view(lw));
     EXPECT_EQ(got[0], want.log_sum_exp) << "replay " << replay;
     EXPECT_EQ(got[1], want.ess) << "replay " << replay;
   }
-  cuda::check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
-  cuda::check(cudaGraphDestroy(graph), "cudaGraphDestroy");
-  cuda::check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -375,35 +395,25 @@ TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
 TEST(PtxAncestors, CapturedInAGraphAndReplayed) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const std::size_t n = 500000;
-  cudaStream_t stream = nullptr;
-  cuda::check(cudaStreamCreate(&stream), "cudaStreamCreate");
   device_vector<float> d_lw(n);
   device_vector<std::int32_t> d_a(n);
   std::size_t bytes = 0;
-  ptx::ancestors<float, std::int32_t>(nullptr, bytes, scheme::systematic, d_lw.data(), n, {4, 4}, 8, d_a.data(), {},
-                                      stream);
+  ptx::ancestors<float, std::int32_t>(nullptr, bytes, scheme::systematic, d_lw.data(), n, {4, 4}, 8, d_a.data());
   const device_vector<char> temp(bytes);
-  (void)ptx::detail::kernel("resample_comb_look_back");  // load the module outside the capture
-  cudaGraph_t graph = nullptr;
-  cuda::check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
-  ptx::ancestors<float, std::int32_t>(temp.data(), bytes, scheme::systematic, d_lw.data(), n, {4, 4}, 8, d_a.data(),
-                                      {}, stream);
-  cuda::check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  cudaGraphExec_t exec = nullptr;
-  cuda::check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  const captured_call call([&](cudaStream_t stream) {
+    ptx::ancestors<float, std::int32_t>(temp.data(), bytes, scheme::systematic, d_lw.data(), n, {4, 4}, 8, d_a.data(),
+                                        {}, stream);
+  });
   for (unsigned replay = 0; replay < 3; ++replay) {
     const auto lw = test::log_weights<float>(n, 1.0 + replay, 200 + replay);
     cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-    cuda::check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
-    (void)cuda::check_status(temp.data(), stream);
+    call.replay();
+    (void)cuda::check_status(temp.data(), call.stream());
     std::vector<std::int32_t> got(n), want(n);
     d_a.copy_to(std::span<std::int32_t>(got));
     cpu::ancestors(cpu::serial{}, scheme::systematic, view(lw), {4, 4}, 8, std::span<std::int32_t>(want));
     EXPECT_EQ(got, want) << "replay " << replay;
   }
-  cuda::check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
-  cuda::check(cudaGraphDestroy(graph), "cudaGraphDestroy");
-  cuda::check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
 TEST(PtxLoader, JitErrorLogInTheException) {
