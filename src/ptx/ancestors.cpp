@@ -2,32 +2,29 @@
 // after the weight statistics, five operations on the caller's stream:
 //   memset        the status, the look-back's ticket and its per-tile flags (one contiguous range)
 //   resample_max_pass, resample_weight_sums, resample_weight_statistics
-//                 the verdict (NaN / +inf first, then all zero), max lw, F and Q (statistics.cpp)
+//                 the verdict (NaN / +inf first, then all zero), max lw, F and Q (weight_summary.hpp)
 //   resample_comb_look_back
 //                 one block per tile of 2048 particles: the exact C by a block scan and the
 //                 decoupled look-back, the comb, Code 8 (ptx/comb_look_back.ptx)
 // Systematic's word U is drawn here, on the host, from Philox at (shared_index, step), as the
 // cuda backend draws it.
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "cuda/detail/temp_storage.hpp"
 #include "module.hpp"
-#include "resample/core/exact_cdf.hpp"
 #include "resample/core/validate.hpp"
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
 #include "status_layout.hpp"
+#include "weight_summary.hpp"
 
 namespace resample::ptx {
 namespace detail {
 namespace {
 
 constexpr unsigned threads = 256;
-constexpr unsigned finish_threads = 1024;
 constexpr std::size_t tile_items = threads * 8;
-constexpr std::size_t max_sum_blocks = 1024;
 
 template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
@@ -47,14 +44,13 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
              Index* a, const options& opt, cudaStream_t stream) {
   check_call<Index>(s, n, opt);
   const std::size_t tiles = (n + tile_items - 1) / tile_items;
-  const auto sum_blocks = static_cast<unsigned>(std::clamp<std::size_t>(tiles, 1, max_sum_blocks));
   cuda::detail::carve c(d_temp);
   auto* st = c.take<cuda::device_status>(1);
   auto* ticket = c.take<std::uint32_t>(1);
   auto* flags = c.take<std::uint32_t>(tiles);
   auto* aggregates = c.take<std::uint64_t>(2 * tiles);
   auto* inclusives = c.take<std::uint64_t>(2 * tiles);
-  auto* sums = c.take<std::uint64_t>(2 * std::size_t{sum_blocks});
+  auto* sums = c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (reinterpret_cast<std::uintptr_t>(a) % sizeof(Index) != 0) {
     throw invalid_input("the ancestors' device pointer is not aligned to its index type");
@@ -64,22 +60,16 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const std::uint64_t flags_at = reinterpret_cast<std::uintptr_t>(flags);
   const std::uint64_t aggregates_at = reinterpret_cast<std::uintptr_t>(aggregates);
   const std::uint64_t inclusives_at = reinterpret_cast<std::uintptr_t>(inclusives);
-  const std::uint64_t sums_at = reinterpret_cast<std::uintptr_t>(sums);
   const std::uint64_t weights = reinterpret_cast<std::uintptr_t>(lw);
   const std::uint64_t out = reinterpret_cast<std::uintptr_t>(a);
-  const std::uint64_t count = n, none = 0;
+  const std::uint64_t count = n;
   const std::uint32_t is_double = sizeof(T) == 8 ? 1 : 0, index64 = sizeof(Index) == 8 ? 1 : 0;
-  const std::uint32_t stratified = s == scheme::stratified ? 1 : 0, no_statistics = 0;
-  const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
+  const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
   // the status, the ticket and the flags lie in one range from the status on
   const auto zeroed = static_cast<std::size_t>(reinterpret_cast<char*>(flags + tiles) - reinterpret_cast<char*>(st));
   cuda::check(cudaMemsetAsync(st, 0, zeroed, stream), "cudaMemsetAsync (PTX status and look-back flags)");
-  launch("resample_max_pass", sum_blocks, threads, stream, {&weights, &count, &is_double, &status});
-  launch("resample_weight_sums", sum_blocks, threads, stream,
-         {&weights, &count, &is_double, &fraction, &status, &sums_at, &none});
-  launch("resample_weight_statistics", 1, finish_threads, stream,
-         {&weights, &count, &is_double, &fraction, &status, &sums_at, &none, &sum_blocks, &no_statistics, &none, &none});
+  enqueue_weight_summary(lw, sizeof(T) == 8, n, st, sums, nullptr, 0, nullptr, nullptr, stream);
   launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, stream,
          {&weights, &count, &is_double, &index64, &stratified, &status, &ticket_at, &flags_at, &aggregates_at,
           &inclusives_at, &U, &k.seed, &k.stream, &step, &out});

@@ -1,4 +1,5 @@
-// Log-sum-exp and ESS on the PTX backend: three kernels of ptx/ on one stream.
+// Log-sum-exp and ESS on the PTX backend: three kernels of ptx/ on one stream (also the start of
+// every resampler's call: weight_summary.hpp).
 //   resample_max_pass           max lw and the first NaN / +inf (ptx/max_pass.ptx)
 //   resample_weight_sums        per-block exact sums of q_i (and of quantised w_i^2) (ptx/weight_sums.ptx)
 //   resample_weight_statistics  one block: the verdict, Q, S, LSE, ESS (ptx/weight_statistics.ptx)
@@ -13,19 +14,40 @@
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
 #include "status_layout.hpp"
+#include "weight_summary.hpp"
 
 namespace resample::ptx {
 namespace detail {
-namespace {
 
-constexpr unsigned threads = 256;
-constexpr unsigned finish_threads = 1024;
-constexpr std::size_t max_blocks = 1024;  // per-block sums the finishing block adds up (one per thread)
-
-unsigned blocks_for(std::size_t n) {
-  // grid-stride: about 8 log-weights per thread, at most max_blocks blocks
-  return static_cast<unsigned>(std::clamp<std::size_t>((n + threads * 8 - 1) / (threads * 8), 1, max_blocks));
+unsigned weight_sum_blocks(std::size_t n) {
+  constexpr std::size_t per_block = 256 * 8, max_blocks = 1024;
+  return static_cast<unsigned>(std::clamp<std::size_t>((n + per_block - 1) / per_block, 1, max_blocks));
 }
+
+void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
+                            std::uint64_t* sums, std::uint64_t* squares, std::uint32_t wanted, double* d_result,
+                            double* d_ess, cudaStream_t stream) {
+  constexpr unsigned threads = 256, finish_threads = 1024;
+  const unsigned blocks = weight_sum_blocks(n);
+  // the kernels' pointer arguments, as the .u64 their parameters are
+  const std::uint64_t weights = reinterpret_cast<std::uintptr_t>(lw);
+  const std::uint64_t status = reinterpret_cast<std::uintptr_t>(st);
+  const std::uint64_t sums_at = reinterpret_cast<std::uintptr_t>(sums);
+  const std::uint64_t squares_at = reinterpret_cast<std::uintptr_t>(squares);
+  const std::uint64_t result = reinterpret_cast<std::uintptr_t>(d_result);
+  const std::uint64_t ess_at = reinterpret_cast<std::uintptr_t>(d_ess);
+  const std::uint64_t count = n;
+  const std::uint32_t double_weights = is_double ? 1 : 0;
+  const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
+  launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status});
+  launch("resample_weight_sums", blocks, threads, stream,
+         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at});
+  launch("resample_weight_statistics", 1, finish_threads, stream,
+         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &blocks, &wanted, &result,
+          &ess_at});
+}
+
+namespace {
 
 enum statistic : std::uint32_t { lse = 1, ess = 2 };
 
@@ -33,29 +55,14 @@ template <class T>
 void enqueue(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, std::uint32_t wanted, double* d_result,
              double* d_ess, cudaStream_t stream) {
   check_size<std::uint64_t>(n, n);  // N >= 1 and within the exact CDF
-  const unsigned blocks = blocks_for(n);
-  const bool squares = (wanted & ess) != 0;
+  const unsigned blocks = weight_sum_blocks(n);
   cuda::detail::carve c(d_temp);
   auto* st = c.take<cuda::device_status>(1);
   auto* sums = c.take<std::uint64_t>(2 * std::size_t{blocks});  // {lo, hi} per block
-  auto* square_sums = squares ? c.take<std::uint64_t>(2 * std::size_t{blocks}) : nullptr;
+  auto* square_sums = (wanted & ess) != 0 ? c.take<std::uint64_t>(2 * std::size_t{blocks}) : nullptr;
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
-  // the kernels' pointer arguments, as the .u64 their parameters are
-  const std::uint64_t status = reinterpret_cast<std::uintptr_t>(st);
-  const std::uint64_t sums_at = reinterpret_cast<std::uintptr_t>(sums);
-  const std::uint64_t squares_at = reinterpret_cast<std::uintptr_t>(square_sums);
-  const std::uint64_t weights = reinterpret_cast<std::uintptr_t>(lw);
-  const std::uint64_t count = n;
-  const std::uint32_t is_double = sizeof(T) == 8 ? 1 : 0;
-  const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
-  const std::uint64_t result = reinterpret_cast<std::uintptr_t>(d_result);
-  const std::uint64_t ess_at = reinterpret_cast<std::uintptr_t>(d_ess);
   cuda::check(cudaMemsetAsync(st, 0, sizeof(cuda::device_status), stream), "cudaMemsetAsync (PTX status)");
-  launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &is_double, &status});
-  launch("resample_weight_sums", blocks, threads, stream,
-         {&weights, &count, &is_double, &fraction, &status, &sums_at, &squares_at});
-  launch("resample_weight_statistics", 1, finish_threads, stream,
-         {&weights, &count, &is_double, &fraction, &status, &sums_at, &squares_at, &blocks, &wanted, &result, &ess_at});
+  enqueue_weight_summary(lw, sizeof(T) == 8, n, st, sums, square_sums, wanted, d_result, d_ess, stream);
 }
 
 }  // namespace

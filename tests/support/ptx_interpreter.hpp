@@ -229,8 +229,8 @@ class ptx_interpreter {
       function f;
       f.is_entry = entry;
       std::size_t name_begin = header.find(entry ? ".entry" : ".func") + (entry ? 6 : 5);
-      if (!entry) {
-        const auto r0 = header.find('('), r1 = header.find(')', r0);
+      if (!entry && trim(header.substr(name_begin))[0] == '(') {  // a return parameter before the name
+        const auto r0 = header.find('(', name_begin), r1 = header.find(')', r0);
         f.result = param_decl(header.substr(r0 + 1, r1 - r0 - 1));
         name_begin = r1 + 1;
       }
@@ -441,14 +441,16 @@ class ptx_interpreter {
         ++t.frames.back().pc;
         continue;
       }
-      if (base == "call") {  // call (ret), f, (args)
-        const std::string into = trim(s.operands[0].substr(1, s.operands[0].size() - 2));
-        const function& callee = find(s.operands[1]);
-        const auto args = split(s.operands[2].substr(1, s.operands[2].size() - 2), ',');
+      if (base == "call") {  // call (ret), f, (args)  or  call f, (args)
+        const bool returns = s.operands[0][0] == '(';
+        const std::string into = returns ? trim(s.operands[0].substr(1, s.operands[0].size() - 2)) : "";
+        const function& callee = find(s.operands[returns ? 1 : 0]);
+        const std::string& list = s.operands[returns ? 2 : 1];
+        const auto args = split(list.substr(1, list.size() - 2), ',');
         frame next = frame_of(callee);
         next.result_into = into;
         for (std::size_t i = 0; i < args.size(); ++i) next.params[callee.params[i].first] = fr.params.at(args[i]);
-        next.params[callee.result.first] = std::vector<std::uint8_t>(callee.result.second, 0);
+        if (returns) next.params[callee.result.first] = std::vector<std::uint8_t>(callee.result.second, 0);
         t.frames.push_back(std::move(next));
         continue;
       }
