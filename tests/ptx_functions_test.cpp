@@ -271,8 +271,12 @@ struct simulated_comb {
   std::vector<std::int64_t> a;
 };
 
+/// What the comb kernel writes (its form_in, src/ptx/ancestors.cpp).
+enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative = 2 };
+
 template <class T, class Index>
-simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads) {
+simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads,
+                             comb_form form = comb_form::ancestors) {
   test::ptx_interpreter sim(module_text());
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const unsigned grid = 3;
@@ -290,7 +294,7 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, ticket, flags, aggregates,
-              inclusives, U, k.seed, k.stream, step, a});
+              inclusives, U, k.seed, k.stream, step, a, static_cast<std::uint64_t>(form)});
   simulated_comb r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
@@ -332,6 +336,33 @@ TEST(PtxKernels, SystematicAndStratifiedEqualCpuAcrossTilesAndWindows) {
   }
 }
 
+TEST(PtxKernels, OffspringAndCumulativeFormsEqualCpu) {
+  // the counts written from the comb itself: o^i = O^i - O^(i-1) across thread and tile boundaries
+  // (the first item of a tile subtracts O before the tile), a heavy particle, zeros, both widths
+  const key k{11, 3};
+  auto heavy = test::log_weights(1500, 1.0, 3);
+  heavy[700] = 40.0;
+  const std::vector<std::pair<std::string, std::vector<double>>> cases = {
+      {"N = 1", test::log_weights(1, 2.0, 6)},
+      {"N = 2100 with zeros", test::log_weights(2100, 2.0, 7, true)},
+      {"one heavy particle", heavy}};
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    for (const auto& [what, lw] : cases) {
+      const std::string name = std::string(s == scheme::systematic ? "systematic " : "stratified ") + what;
+      std::vector<std::int32_t> o(lw.size()), O(lw.size());
+      cpu::offspring(cpu::serial{}, s, std::span<const double>(lw), k, 5, std::span<std::int32_t>(o));
+      cpu::cumulative_offspring(cpu::serial{}, s, std::span<const double>(lw), k, 5, std::span<std::int32_t>(O));
+      const auto got_o = simulate_comb<double, std::int32_t>(lw, s, k, 5, 32, comb_form::offspring);
+      const auto got_O = simulate_comb<double, std::int64_t>(lw, s, k, 5, 64, comb_form::cumulative);
+      ASSERT_EQ(got_o.status.code, 0) << name;
+      for (std::size_t i = 0; i < lw.size(); ++i) {
+        ASSERT_EQ(got_o.a[i], o[i]) << name << ": offspring at " << i;
+        ASSERT_EQ(got_O.a[i], O[i]) << name << ": cumulative offspring at " << i;
+      }
+    }
+  }
+}
+
 TEST(PtxKernels, CombNearIntegersHeavyTilesAndZeros) {
   for (const scheme s : {scheme::systematic, scheme::stratified}) {
     const std::string name = s == scheme::systematic ? "systematic" : "stratified";
@@ -370,7 +401,7 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   const key k{5, 6};
   const std::uint32_t step = 3, U = philox_stream(k, shared_index, step).next();
   const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives, U,
-                                           k.seed, k.stream, step, a};
+                                           k.seed, k.stream, step, a, 0};
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, args);
   std::vector<std::int32_t> want(n);
   cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw), k, step, std::span<std::int32_t>(want));
@@ -410,6 +441,139 @@ TEST(PtxKernels, CombWritesNothingForBadInput) {
   EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
   EXPECT_EQ(got.status.index, 345u);
   for (const auto x : got.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The conversions and Code 7 (ptx/check_indices.ptx, offspring_count.ptx, offspring_scan.ptx,
+// cumulative_to_ancestors.ptx, permute.ptx), launched as src/ptx/conversions.cpp launches them,
+// with small blocks (grid-stride kernels on 3 blocks of 32; tiles of 256) so that every index
+// lies past several strides and tile boundaries.
+
+enum class conversion { to_offspring, to_cumulative, to_ancestors, permute };
+
+struct simulated_conversion {
+  cuda::device_status status;
+  std::vector<std::int64_t> out;
+};
+
+template <class Index>
+simulated_conversion simulate_conversion(conversion op, const std::vector<Index>& in) {
+  test::ptx_interpreter sim(module_text());
+  constexpr unsigned grid = 3, threads = 32;
+  const std::uint64_t n = in.size(), index64 = sizeof(Index) == 8, tiles = (n + 8 * threads - 1) / (8 * threads);
+  const std::uint64_t from = sim.alloc_copy(in), status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t out = sim.alloc_copy(std::vector<Index>(n, Index{-7})), d = sim.alloc(sizeof(Index) * n);
+  auto check = [&](bool cumulative) {
+    sim.launch(cumulative ? "resample_check_cumulative" : "resample_check_ancestors", grid, threads,
+               {from, n, index64, status});
+    sim.launch("resample_index_verdict", 1, 1, {from, n, index64, status, cumulative ? 5u : 4u, cumulative ? 1u : 0u});
+  };
+  switch (op) {
+    case conversion::to_offspring:
+      check(false);
+      sim.launch("resample_fill_indices", grid, threads, {out, n, index64, 0, status});
+      sim.launch("resample_count_offspring", grid, threads, {from, n, index64, status, out});
+      break;
+    case conversion::to_cumulative: {
+      const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
+      const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
+      sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
+                 {from, n, index64, ticket, flags, aggregates, inclusives, out});
+      break;
+    }
+    case conversion::to_ancestors:
+      check(true);
+      sim.launch("resample_cumulative_to_ancestors", static_cast<unsigned>(tiles), threads, {from, n, index64, status, out});
+      break;
+    case conversion::permute:
+      check(false);
+      sim.launch("resample_fill_indices", grid, threads, {d, n, index64, n, status});
+      sim.launch("resample_prepermute", grid, threads, {from, n, index64, status, d});
+      sim.launch("resample_chase", grid, threads, {from, n, index64, status, d});
+      sim.launch("resample_gather", grid, threads, {from, d, n, index64, status, out});
+      break;
+  }
+  simulated_conversion r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.out.push_back(sim.read<Index>(out + i * sizeof(Index)));
+  return r;
+}
+
+template <class Index>
+void expect_conversions_equal_cpu(const std::vector<Index>& a, const std::string& what) {
+  const auto n = a.size();
+  std::vector<Index> o(n), O(n), sorted(n), c(n);
+  cpu::ancestors_to_offspring(cpu::serial{}, std::span<const Index>(a), std::span<Index>(o));
+  cpu::offspring_to_cumulative(cpu::serial{}, std::span<const Index>(o), std::span<Index>(O));
+  cpu::cumulative_offspring_to_ancestors(cpu::serial{}, std::span<const Index>(O), std::span<Index>(sorted));
+  cpu::permute(cpu::serial{}, std::span<const Index>(a), std::span<Index>(c));
+  const std::vector<std::pair<conversion, const std::vector<Index>*>> steps = {
+      {conversion::to_offspring, &a}, {conversion::to_cumulative, &o}, {conversion::to_ancestors, &O},
+      {conversion::permute, &a}};
+  const std::vector<const std::vector<Index>*> wants = {&o, &O, &sorted, &c};
+  const char* names[] = {"ancestors_to_offspring", "offspring_to_cumulative", "cumulative_offspring_to_ancestors",
+                         "permute"};
+  for (std::size_t m = 0; m < steps.size(); ++m) {
+    const auto got = simulate_conversion(steps[m].first, *steps[m].second);
+    ASSERT_EQ(got.status.code, 0) << what << ", " << names[m];
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got.out[i], static_cast<std::int64_t>((*wants[m])[i])) << what << ", " << names[m] << " at " << i;
+    }
+  }
+}
+
+TEST(PtxKernels, ConversionsAndPermuteEqualCpu) {
+  std::mt19937_64 rng(42);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{77}, std::size_t{1500}}) {
+    // a systematic draw (sorted, runs of offspring) and arbitrary ancestors (collisions, long chase
+    // chains: every ancestor in the first eighth of [0, N))
+    const auto lw = test::log_weights(n, 3.0, static_cast<unsigned>(n));
+    std::vector<std::int32_t> drawn(n);
+    cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw), key{3, 4}, 2,
+                   std::span<std::int32_t>(drawn));
+    expect_conversions_equal_cpu(drawn, "systematic draw, N = " + std::to_string(n));
+    std::vector<std::int64_t> arbitrary(n);
+    for (auto& x : arbitrary) x = static_cast<std::int64_t>(rng() % ((n + 7) / 8));
+    expect_conversions_equal_cpu(arbitrary, "arbitrary int64 ancestors, N = " + std::to_string(n));
+  }
+  // one particle owns every offspring: Code 8's tile exceeds its stage (the binary search writes it)
+  expect_conversions_equal_cpu(std::vector<std::int32_t>(900, 611), "one owner");
+}
+
+TEST(PtxKernels, ConversionsReportBadIndicesAndWriteNothing) {
+  std::vector<std::int32_t> a(700, 3);
+  a[650] = 700;  // = N
+  a[333] = -2;
+  for (const auto op : {conversion::to_offspring, conversion::permute}) {
+    const auto got = simulate_conversion(op, a);
+    EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_ancestor));
+    EXPECT_EQ(got.status.index, 333u);
+    EXPECT_EQ(got.status.integer, -2);
+    EXPECT_EQ(got.status.n, 700u);
+    for (const auto x : got.out) ASSERT_EQ(x, -7) << "written for bad ancestors";
+  }
+  a[333] = 0;  // now the first bad ancestor is N itself
+  const auto at_n = simulate_conversion(conversion::to_offspring, a);
+  EXPECT_EQ(at_n.status.index, 650u);
+  EXPECT_EQ(at_n.status.integer, 700);
+  std::vector<std::int64_t> O(600);
+  for (std::size_t i = 0; i < O.size(); ++i) O[i] = static_cast<std::int64_t>(i + 1);
+  O[400] = 399;  // O^400 < O^399 = 400
+  auto got = simulate_conversion(conversion::to_ancestors, O);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::cumulative_decreases));
+  EXPECT_EQ(got.status.index, 400u);
+  for (const auto x : got.out) ASSERT_EQ(x, -7) << "written for decreasing cumulative offspring";
+  O[400] = 401;
+  O[599] = 601;
+  got = simulate_conversion(conversion::to_ancestors, O);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::cumulative_end));
+  EXPECT_EQ(got.status.index, 599u);
+  EXPECT_EQ(got.status.integer, 601);
+  O[0] = -1;  // O^0 < 0 decreases from O^(-1) = 0
+  got = simulate_conversion(conversion::to_ancestors, O);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::cumulative_decreases));
+  EXPECT_EQ(got.status.index, 0u);
+  for (const auto x : got.out) ASSERT_EQ(x, -7) << "written for bad cumulative offspring";
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
-// Ancestors on the PTX backend: systematic and stratified, each one pass of the look-back comb
-// after the weight statistics, five operations on the caller's stream:
+// Ancestors, offspring and cumulative offspring on the PTX backend: systematic and stratified,
+// each one pass of the look-back comb after the weight statistics, five operations on the
+// caller's stream:
 //   memset        the status, the look-back's ticket and its per-tile flags (one contiguous range)
 //   resample_max_pass, resample_weight_sums, resample_weight_statistics
 //                 the verdict (NaN / +inf first, then all zero), max lw, F and Q (weight_summary.hpp)
 //   resample_comb_look_back
 //                 one block per tile of 2048 particles: the exact C by a block scan and the
-//                 decoupled look-back, the comb, Code 8 (ptx/comb_look_back.ptx)
+//                 decoupled look-back, the comb, then Code 8, o or O (ptx/comb_look_back.ptx):
+//                 the counts are written from the comb directly, not counted from ancestors
 // Systematic's word U is drawn here, on the host, from Philox at (shared_index, step), as the
 // cuda backend draws it.
 #include <cstdint>
@@ -39,9 +41,12 @@ void check_call(scheme s, std::size_t n, const options& opt) {
   }
 }
 
+/// What the comb kernel writes (its form_in).
+enum class form : std::uint32_t { ancestors = 0, offspring = 1, cumulative = 2 };
+
 template <class T, class Index>
 void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
-             Index* a, const options& opt, cudaStream_t stream) {
+             Index* a, form f, const options& opt, cudaStream_t stream) {
   check_call<Index>(s, n, opt);
   const std::size_t tiles = (n + tile_items - 1) / tile_items;
   cuda::detail::carve c(d_temp);
@@ -53,7 +58,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   auto* sums = c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (reinterpret_cast<std::uintptr_t>(a) % sizeof(Index) != 0) {
-    throw invalid_input("the ancestors' device pointer is not aligned to its index type");
+    throw invalid_input("the output's device pointer is not aligned to its index type");
   }
   const std::uint64_t status = reinterpret_cast<std::uintptr_t>(st);
   const std::uint64_t ticket_at = reinterpret_cast<std::uintptr_t>(ticket);
@@ -65,6 +70,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const std::uint64_t count = n;
   const std::uint32_t is_double = sizeof(T) == 8 ? 1 : 0, index64 = sizeof(Index) == 8 ? 1 : 0;
   const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
+  const auto written = static_cast<std::uint32_t>(f);
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
   // the status, the ticket and the flags lie in one range from the status on
   const auto zeroed = static_cast<std::size_t>(reinterpret_cast<char*>(flags + tiles) - reinterpret_cast<char*>(st));
@@ -72,7 +78,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   enqueue_weight_summary(lw, sizeof(T) == 8, n, st, sums, nullptr, 0, nullptr, nullptr, stream);
   launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, stream,
          {&weights, &count, &is_double, &index64, &stratified, &status, &ticket_at, &flags_at, &aggregates_at,
-          &inclusives_at, &U, &k.seed, &k.stream, &step, &out});
+          &inclusives_at, &U, &k.seed, &k.stream, &step, &out, &written});
 }
 
 }  // namespace
@@ -81,12 +87,28 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
 template <class T, class Index>
 void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
                Index* a, const options& opt, cudaStream_t stream) {
-  detail::enqueue(d_temp, temp_bytes, s, lw, n, k, step, a, opt, stream);
+  detail::enqueue(d_temp, temp_bytes, s, lw, n, k, step, a, detail::form::ancestors, opt, stream);
 }
 
-#define RESAMPLE_PTX_ANCESTORS(T, Index)                                                                           \
-  template void ancestors<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, Index*, \
-                                    const options&, cudaStream_t);
+template <class T, class Index>
+void offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
+               Index* o, const options& opt, cudaStream_t stream) {
+  detail::enqueue(d_temp, temp_bytes, s, lw, n, k, step, o, detail::form::offspring, opt, stream);
+}
+
+template <class T, class Index>
+void cumulative_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
+                          std::uint32_t step, Index* O, const options& opt, cudaStream_t stream) {
+  detail::enqueue(d_temp, temp_bytes, s, lw, n, k, step, O, detail::form::cumulative, opt, stream);
+}
+
+#define RESAMPLE_PTX_ANCESTORS(T, Index)                                                                             \
+  template void ancestors<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, Index*,   \
+                                    const options&, cudaStream_t);                                                  \
+  template void offspring<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, Index*,   \
+                                    const options&, cudaStream_t);                                                  \
+  template void cumulative_offspring<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key,               \
+                                               std::uint32_t, Index*, const options&, cudaStream_t);
 RESAMPLE_PTX_ANCESTORS(float, std::int32_t)
 RESAMPLE_PTX_ANCESTORS(float, std::int64_t)
 RESAMPLE_PTX_ANCESTORS(double, std::int32_t)

@@ -1,6 +1,7 @@
 // The PTX kernels address resample::cuda::device_status by byte offsets (first_bad +0, max_key +16,
 // code +32, fraction +36, total +48, squares +64, max_log_w +80, value +88, bound +96, result +104,
-// index +120, n +136); these assertions keep the struct and the PTX in step.
+// integer +112, index +120, n +136) and the codes by number; these assertions keep the struct and
+// the PTX in step.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,10 @@ static_assert(offsetof(device_status, max_log_w) == 80);
 static_assert(offsetof(device_status, value) == 88);
 static_assert(offsetof(device_status, bound) == 96);
 static_assert(offsetof(device_status, result) == 104);
+static_assert(offsetof(device_status, integer) == 112);
 static_assert(offsetof(device_status, index) == 120);
 static_assert(offsetof(device_status, n) == 136);
+static_assert(static_cast<int>(cuda::status_code::bad_ancestor) == 4);  // check_indices.ptx's codes
+static_assert(static_cast<int>(cuda::status_code::cumulative_decreases) == 5);
+static_assert(static_cast<int>(cuda::status_code::cumulative_end) == 6);
 }  // namespace resample::ptx::detail

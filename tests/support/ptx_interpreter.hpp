@@ -6,7 +6,7 @@
 // memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, cvt's rounding modes, ordered
 // comparisons, add / sub carry chains, mul.hi / mul.wide, bfe, clz, brev, vector packs, shfl (bfly,
-// up), vote (any, ballot), atom (max, add)); memory-order qualifiers (.relaxed, .acquire, .release,
+// up), vote (any, ballot), atom (max, min, add)); memory-order qualifiers (.relaxed, .acquire, .release,
 // their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
 // so a look-back finds its predecessors done; atomics are sequential), timing, and the JIT's own
@@ -503,12 +503,15 @@ class ptx_interpreter {
         if (space == "global") return locate(a, n);
         throw fail("memory space");
       };
-      if (base == "atom") {  // atom.global.{max,add}.{u32,u64} d, [a], b: d = old
-        if (!(has("max") || has("add")) || (type != "u64" && type != "u32")) throw fail("atom form not modelled");
+      if (base == "atom") {  // atom.global.{max,min,add}.{u32,u64} d, [a], b: d = old
+        if (!(has("max") || has("min") || has("add")) || (type != "u64" && type != "u32")) {
+          throw fail("atom form not modelled");
+        }
         std::uint64_t old = 0;
         std::memcpy(&old, memory(at, static_cast<std::size_t>(bytes)), static_cast<std::size_t>(bytes));
         const std::uint64_t b2 = truncate(v(2), bytes * 8);
-        const std::uint64_t now = truncate(has("max") ? std::max(old, b2) : old + b2, bytes * 8);
+        const std::uint64_t now =
+            truncate(has("max") ? std::max(old, b2) : has("min") ? std::min(old, b2) : old + b2, bytes * 8);
         std::memcpy(memory(at, static_cast<std::size_t>(bytes)), &now, static_cast<std::size_t>(bytes));
         set(o[0], old);
         return;

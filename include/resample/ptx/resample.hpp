@@ -11,8 +11,9 @@
 //   resample::cuda::check_status(d_temp, stream);                       // waits, throws on bad input
 //
 // So far the backend has the weight statistics (max with NaN / +inf detection, the exact sums,
-// log-sum-exp, ESS), its Philox4x32-10, and systematic and stratified ancestors (one look-back
-// pass); the other schemes are still to come (issue 6).
+// log-sum-exp, ESS), its Philox4x32-10, systematic and stratified resampling in the three forms
+// (one look-back pass each), the conversions between the forms and Code 7's permutation; the
+// other schemes are still to come (issue 6).
 // A failed driver call, or a module the JIT refuses, throws ptx_error (error.hpp).
 #pragma once
 
@@ -52,6 +53,36 @@ void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::
 template <class T, class Index>
 void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
                Index* a, const options& opt = {}, cudaStream_t stream = nullptr);
+
+/// The same draw as offspring counts o^i = #{j : a^j = i}, written by the comb kernel itself.
+template <class T, class Index>
+void offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
+               Index* o, const options& opt = {}, cudaStream_t stream = nullptr);
+
+/// The same draw as cumulative offspring O^i = o^0 + ... + o^i.
+template <class T, class Index>
+void cumulative_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
+                          std::uint32_t step, Index* O, const options& opt = {}, cudaStream_t stream = nullptr);
+
+/// Code 9: o^i = #{j : a^j = i}; an ancestor outside [0, N) is reported (check_status), nothing written.
+template <class Index>
+void ancestors_to_offspring(void* d_temp, std::size_t& temp_bytes, const Index* a, std::size_t n, Index* o,
+                            cudaStream_t stream = nullptr);
+
+/// Inclusive prefix sum of offspring counts (two's complement wrap-around, as CUB's).
+template <class Index>
+void offspring_to_cumulative(void* d_temp, std::size_t& temp_bytes, const Index* o, std::size_t n, Index* O,
+                             cudaStream_t stream = nullptr);
+
+/// Code 8: non-decreasing cumulative offspring ending at N to sorted ancestors (else reported).
+template <class Index>
+void cumulative_offspring_to_ancestors(void* d_temp, std::size_t& temp_bytes, const Index* O, std::size_t n, Index* a,
+                                       cudaStream_t stream = nullptr);
+
+/// Code 7, the library's deterministic permutation (resample::cpu::permute's).
+template <class Index>
+void permute(void* d_temp, std::size_t& temp_bytes, const Index* a, std::size_t n, Index* c,
+             cudaStream_t stream = nullptr);
 
 /// Philox4x32-10 blocks: d_out[4 i + j] = word j of the block at counter (first_index + i, step,
 /// draw_block) under k, for i < count (resample::philox4x32_10's bits). d_out: 16-byte aligned.
