@@ -16,7 +16,7 @@ log="$out/checks.txt"
   nvcc --version | tail -1
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null &&
     cmake --build "$build" -j "$(nproc)" --target resample core_device_test cuda_backend_test cuda_parity_test \
-      cuda_backend_api_test bpf_cuda_test ptx_backend_test litmus bench_cuda bench_bpf bench_ptx 2>&1 | grep -E 'error|warning' -A3 | head -40
+      cuda_backend_api_test bpf_cuda_test ptx_backend_test ptx_parity_test litmus bench_cuda bench_bpf bench_ptx cli_test 2>&1 | grep -E 'error|warning' -A3 | head -40
   echo "== ctest -L gpu"
   (cd "$build" && timeout 240 ctest -L gpu -j 4 --output-on-failure >"$out/ctest_gpu.txt" 2>&1)
   grep -E 'tests passed|\*\*\*|Total Test' "$out/ctest_gpu.txt" | head -40
@@ -30,12 +30,13 @@ san="$out/sanitizers.txt"
 tools="memcheck racecheck synccheck"
 [ -n "${QUICK_SANITIZERS:-}" ] && tools="memcheck"  # when device time is short: memcheck of the backend test
 for tool in $tools; do
-  tests="cuda_backend_test cuda_parity_test bpf_cuda_test ptx_backend_test"
+  tests="cuda_backend_test cuda_parity_test bpf_cuda_test ptx_backend_test ptx_parity_test"
   [ "$tool" = memcheck ] && tests="$tests cuda_backend_api_test"
   [ -n "${QUICK_SANITIZERS:-}" ] && tests="cuda_backend_test"
   for t in $tests; do
     f='-*Large*:*Skewed*'
     [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
+    [ "$t" = ptx_parity_test ] && f='*DoubleInt32*'
     # its 15 sizes x 3 dispersions, its 2^22 and repeated draws are too slow under the tools; and memcheck reports every failed
     # driver call, which the loader's error tests make on purpose (a bad PTX text, an unknown name)
     [ "$t" = ptx_backend_test ] && f='-*EqualCpuAndCudaBitForBit*:*LargeEqual*:*Repeated*:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
@@ -58,13 +59,14 @@ rm -f "$out/san_last.txt"
 # The memory-model litmus tests (also in ctest -L gpu, with fewer iterations): the full table.
 "$build/bin/litmus" --iterations 8000000 --csv "$out/litmus.csv" >"$out/litmus.txt" 2>&1
 
-# The same bits from the command line: digests of 5 draws of every scheme on cuda and cpu.
+# The same bits from the command line: digests of 5 draws of every scheme on cuda and cpu (and ptx
+# for the schemes it has; the others are refused, with the reason).
 lw=$(mktemp)
 awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
 for s in multinomial multinomial-sorted stratified systematic residual ssp metropolis megopolis rejection; do
-  for b in cpu cuda; do
+  for b in cpu cuda ptx; do
     printf '%-20s %-6s %s\n' "$s" "$b" \
-      "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" | md5sum | cut -c1-32)"
+      "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
   done
 done >"$out/digests.txt" 2>&1
 echo "default backend: $(echo '1 2 3' | "$build/bin/resample" compare --reps 2 2>/dev/null | grep -i backend | head -1)" >>"$out/digests.txt"

@@ -1,7 +1,8 @@
 // The production backends as test parameters: each property is written once and instantiated
 // for `serial` and for `parallel` with several thread counts (Ginkgo's "EqualsReference" style).
 // Compiled with RESAMPLE_TEST_CUDA, the same tests run `serial` against `cuda` instead (and skip,
-// with the reason, where no GPU is present).
+// with the reason, where no GPU is present); with RESAMPLE_TEST_PTX as well, against `ptx`, whose
+// missing schemes skip with the reason (RESAMPLE_SKIP_WITHOUT_SCHEME).
 #pragma once
 
 #include <algorithm>
@@ -17,6 +18,9 @@
 
 #include "resample/cuda/host.hpp"
 #endif
+#ifdef RESAMPLE_TEST_PTX
+#include "resample/ptx/host.hpp"
+#endif
 
 namespace resample::test {
 
@@ -26,12 +30,16 @@ struct backend {
   std::string name;
   unsigned threads = 0;  // 0: serial
   bool cuda = false;
+  bool ptx = false;
 
   template <class T, class Index>
   void ancestors(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a,
                  const options& opt = {}) const {
 #ifdef RESAMPLE_TEST_CUDA
     if (cuda) return resample::cuda::host::ancestors(s, lw, k, step, a, opt);
+#endif
+#ifdef RESAMPLE_TEST_PTX
+    if (ptx) return resample::ptx::host::ancestors(s, lw, k, step, a, opt);
 #endif
     if (threads == 0) {
       cpu::ancestors(cpu::serial{}, s, lw, k, step, a, opt);
@@ -42,8 +50,15 @@ struct backend {
   }
 };
 
-#ifdef RESAMPLE_TEST_CUDA
+#if defined(RESAMPLE_TEST_CUDA) && defined(RESAMPLE_TEST_PTX)
+inline std::vector<backend> all_backends() { return {{"serial", 0}, {"ptx", 0, false, true}}; }
+#define RESAMPLE_SKIP_WITHOUT_SCHEME(s)                                                                         \
+  if (!resample::ptx::has_scheme(s))                                                                            \
+  GTEST_SKIP() << "the ptx backend has no " << resample::name(s) << " yet (systematic and stratified so far)"
+#elif defined(RESAMPLE_TEST_CUDA)
 inline std::vector<backend> all_backends() { return {{"serial", 0}, {"cuda", 0, true}}; }
+#endif
+#ifdef RESAMPLE_TEST_CUDA
 /// The backends compared at large N.
 inline std::vector<backend> large_n_backends() { return all_backends(); }
 #define RESAMPLE_SKIP_WITHOUT_GPU() \
@@ -54,6 +69,9 @@ inline std::vector<backend> all_backends() {
 }
 inline std::vector<backend> large_n_backends() { return {{"serial", 0}, {"parallel_3", 3}}; }
 #define RESAMPLE_SKIP_WITHOUT_GPU() (void)0
+#endif
+#ifndef RESAMPLE_SKIP_WITHOUT_SCHEME
+#define RESAMPLE_SKIP_WITHOUT_SCHEME(s) (void)(s)
 #endif
 
 /// The scheme's name as a test name ('-' is not allowed there).

@@ -325,6 +325,27 @@ TEST_P(CliBackends, ExactBackendsAgreeBitForBit) {
   }
 }
 
+// --backend ptx: without a GPU (CI) a clear refusal; with one, the cpu backend's bits for the
+// schemes it has and a refusal naming them for the others (the GPU machine runs this too).
+TEST_P(CliBackends, PtxGivesTheCpuBitsOrSaysWhyNot) {
+  const cli_result r = run_cli("ancestors --backend ptx " + scheme_flag() + "--reps 4 --seed 3", linear_with_zeros);
+  if (r.exit_code != 0 && r.err.find("no usable CUDA device") != std::string::npos) {
+    EXPECT_TRUE(refused(r, {"backend 'ptx': no usable CUDA device on this machine"}));
+    return;
+  }
+  if (r.exit_code != 0 && r.err.find("not in this build") != std::string::npos) {
+    EXPECT_TRUE(refused(r, {"backend 'ptx' is not in this build"}));
+    return;
+  }
+  const bool has = GetParam() == resample::scheme::systematic || GetParam() == resample::scheme::stratified;
+  if (!has) {
+    EXPECT_TRUE(refused(r, {"is not on the ptx backend yet", "systematic and stratified"}));
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.out, run_cli("ancestors --backend cpu " + scheme_flag() + "--reps 4 --seed 3", linear_with_zeros).out);
+}
+
 TEST_P(CliBackends, ReferenceHasEverySchemeButMegopolis) {
   const cli_result r = run_cli("ancestors --backend reference " + scheme_flag() + "--reps 3", linear_with_zeros);
   if (GetParam() == resample::scheme::megopolis) {

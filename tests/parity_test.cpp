@@ -1,6 +1,6 @@
 // The central contract (DESIGN §3): for the same log-weights, key and step, every backend returns
 // the same ancestors bit for bit. Here `serial` against `parallel` with 1, 2, 3, 7 and 16 threads
-// (or, built as cuda_parity_test, against `cuda`),
+// (or, built as cuda_parity_test, against `cuda`; as ptx_parity_test, against `ptx`),
 // for every scheme, for float and double log-weights, int32 and int64 indices, and sizes from 1 to
 // 2^22, many of them no multiple of anything.
 #include <cstdint>
@@ -35,7 +35,10 @@ void expect_parity(scheme s, std::size_t n, bool with_zeros, const std::vector<t
 
 class ParityTest : public testing::TestWithParam<scheme> {
  protected:
-  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
+  void SetUp() override {
+    RESAMPLE_SKIP_WITHOUT_GPU();
+    RESAMPLE_SKIP_WITHOUT_SCHEME(GetParam());
+  }
 };
 
 TEST_P(ParityTest, DoubleInt32) {

@@ -113,6 +113,9 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   if (kind == backend_kind::reference) {
     throw usage_error("backend 'reference' has no particle filter (cuda, cpu-parallel or cpu)");
   }
+  if (kind == backend_kind::ptx) {
+    throw usage_error("backend 'ptx' has no particle filter yet (cuda, cpu-parallel or cpu)");
+  }
   const std::string backend = backend_name(kind);
   const unsigned threads = kind == backend_kind::cpu ? 1u : read_threads(a);
   const std::filesystem::path out_dir = a.text("out").value_or("bpf_out");

@@ -23,7 +23,7 @@ enum class stream : std::uint32_t { resampling = 1, weights = 2 };
 boost::random::mt19937 make_urbg(std::uint64_t seed, stream s);
 
 // Flags the resampling subcommands share.
-inline constexpr flag_spec backend_flag{"backend", "NAME", "cuda (default where a GPU is present), cpu-parallel (default otherwise: exact, threads), cpu (exact, serial) or reference (the paper's serial code); cuda and cpu* give the same bits"};
+inline constexpr flag_spec backend_flag{"backend", "NAME", "cuda (default where a GPU is present), ptx (the hand-written PTX kernels: systematic and stratified so far), cpu-parallel (default otherwise: exact, threads), cpu (exact, serial) or reference (the paper's serial code); cuda, ptx and cpu* give the same bits"};
 inline constexpr flag_spec threads_flag{"threads", "T", "cpu-parallel: number of threads (default: all cores)"};
 inline constexpr flag_spec seed_flag{"seed", "S", "random seed, 0 to 2^64-1 (default 0)"};
 inline constexpr flag_spec input_flag{"input", "FILE", "read weights from FILE (default: standard input)"};

@@ -18,8 +18,13 @@ backend_kind parse_backend(const args& a) {
     if (!cuda_usable()) throw usage_error("backend 'cuda': no usable CUDA device on this machine");
     return backend_kind::cuda;
   }
+  if (name == "ptx") {
+    if (!cuda_built()) throw usage_error("backend 'ptx' is not in this build (no CUDA compiler was found)");
+    if (!cuda_usable()) throw usage_error("backend 'ptx': no usable CUDA device on this machine");
+    return backend_kind::ptx;
+  }
   throw usage_error("unknown backend '" + name + "' (this build has: reference, cpu, cpu-parallel" +
-                    (cuda_built() ? ", cuda)" : ")"));
+                    (cuda_built() ? ", cuda, ptx)" : ")"));
 }
 
 std::string backend_name(backend_kind b) {
@@ -28,6 +33,7 @@ std::string backend_name(backend_kind b) {
     case backend_kind::cpu: return "cpu";
     case backend_kind::cpu_parallel: return "cpu-parallel";
     case backend_kind::cuda: return "cuda";
+    case backend_kind::ptx: return "ptx";
   }
   return "?";
 }
@@ -47,6 +53,9 @@ scheme_choice parse_scheme_on(const std::string& name, backend_kind b) {
   if (b == backend_kind::reference && !reference::has_reference(*found)) {
     throw usage_error("scheme '" + name + "' has no reference implementation (use --backend cpu or cpu-parallel)");
   }
+  if (b == backend_kind::ptx && !ptx_has_scheme(*found)) {
+    throw usage_error("scheme '" + name + "' is not on the ptx backend yet (it has systematic and stratified; use --backend cuda)");
+  }
   return {name, *found};
 }
 
@@ -62,7 +71,7 @@ sampler::sampler(backend_kind b, scheme_choice s, const reference::weights& w, c
   opt_.metropolis_steps = opt.metropolis_steps;
   opt_.rejection_log_bound = opt.rejection_log_bound;
   if (b == backend_kind::cpu_parallel) pool_ = std::make_unique<cpu::parallel>(threads);
-  if (b == backend_kind::cuda) cuda_.reset(make_cuda_state(w_.log));
+  if (b == backend_kind::cuda || b == backend_kind::ptx) cuda_.reset(make_cuda_state(w_.log, b == backend_kind::ptx));
   const bool metropolis_type = scheme_.name == "metropolis" || scheme_.name == "megopolis";
   if (metropolis_type && b == backend_kind::reference) steps_ = reference::metropolis_steps_for(w_, ref_opt_);
   if (metropolis_type && b != backend_kind::reference) {

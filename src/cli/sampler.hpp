@@ -1,5 +1,6 @@
 // One resampling scheme on one backend, behind one call: draw(step) -> N ancestors.
 //   cuda          (default where a GPU is present) the CUDA backend: the same bits as cpu
+//   ptx           the hand-written PTX backend (systematic and stratified so far): the same bits
 //   cpu-parallel  (default otherwise) the exact core on a thread pool: the same bits as cpu
 //   cpu           the exact core, serial: a pure function of (weights, key, step)
 //   reference     the serial references of cpu_reference/ (mt19937 from --seed; draws in sequence)
@@ -20,7 +21,7 @@
 
 namespace resample::cli {
 
-enum class backend_kind { reference, cpu, cpu_parallel, cuda };
+enum class backend_kind { reference, cpu, cpu_parallel, cuda, ptx };
 
 /// A scheme as the command line names it.
 struct scheme_choice {
@@ -37,7 +38,7 @@ std::string backend_name(backend_kind b);
 scheme_choice parse_scheme_on(const std::string& name, backend_kind b);
 std::string all_scheme_names();
 
-/// The cuda backend's device buffers and workspace, kept across draws (sampler_cuda.cpp).
+/// The cuda (or ptx) backend's device buffers and workspace, kept across draws (sampler_cuda.cpp).
 struct cuda_state;
 struct cuda_state_deleter {
   void operator()(cuda_state* s) const;
@@ -46,7 +47,9 @@ struct cuda_state_deleter {
 /// Whether this build has the cuda backend, and whether a device is present.
 bool cuda_built();
 bool cuda_usable();
-cuda_state* make_cuda_state(const std::vector<double>& log_weights);
+/// Whether the ptx backend has scheme `s` (false without CUDA in the build).
+bool ptx_has_scheme(resample::scheme s);
+cuda_state* make_cuda_state(const std::vector<double>& log_weights, bool ptx);
 void cuda_draw(cuda_state& s, resample::scheme sch, key k, std::uint32_t step, const resample::options& opt,
                std::vector<std::size_t>& a);
 

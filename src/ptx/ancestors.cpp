@@ -31,7 +31,7 @@ constexpr std::size_t tile_items = threads * 8;
 template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
-  if (s != scheme::systematic && s != scheme::stratified) {
+  if (!has_scheme(s)) {
     throw invalid_input("the ptx backend has systematic and stratified resampling so far; " + std::string(name(s)) +
                         " is on the cpu and cuda backends");
   }

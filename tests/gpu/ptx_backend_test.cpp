@@ -4,13 +4,15 @@
 // exp and log in PTX) over sizes, float and double, zero and subnormal weights; bad input
 // reported by check_status with the CPU's message and nothing written; capture in a CUDA graph;
 // systematic and stratified ancestors (the look-back comb) against cpu and cuda, large, equal and
-// heavy weights, repeated draws, bad input, capture in a graph;
-// the loader: the JIT's error log in the exception, an unknown kernel named, concurrent first use.
+// heavy weights, repeated draws, bad input, capture in a graph; their offspring and cumulative
+// forms; the conversions between the forms and Code 7's permutation (drawn and arbitrary
+// ancestors, one owner of every offspring, bad indices, capture in a graph); the loader: the JIT's error log in the exception, an unknown kernel named, concurrent first use.
 // Without a GPU: the embedded module's text, and a clear error from a call.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -21,6 +23,7 @@
 #include "backend_support.hpp"
 #include "module.hpp"
 #include "resample/cuda/host.hpp"
+#include "resample/ptx/host.hpp"
 #include "resample/ptx/resample.hpp"
 #include "support/philox_known_answers.hpp"
 #include "support/test_weights.hpp"
@@ -72,8 +75,11 @@ TEST(PtxModuleText, EveryFileIsAnSm90UnitAndEveryKernelIsThere) {
     EXPECT_NE(text.find(".target sm_90"), std::string::npos) << ptx::detail::module_sources[i].name;
     all += text;
   }
-  for (const char* entry : {"resample_philox_blocks", "resample_max_pass", "resample_weight_sums",
-                            "resample_weight_statistics", "resample_comb_look_back"}) {
+  for (const char* entry :
+       {"resample_philox_blocks", "resample_max_pass", "resample_weight_sums", "resample_weight_statistics",
+        "resample_comb_look_back", "resample_check_ancestors", "resample_check_cumulative", "resample_index_verdict",
+        "resample_fill_indices", "resample_count_offspring", "resample_offspring_scan",
+        "resample_cumulative_to_ancestors", "resample_prepermute", "resample_chase", "resample_gather"}) {
     EXPECT_NE(all.find(std::string(".visible .entry ") + entry), std::string::npos) << entry;
   }
 }
@@ -413,6 +419,157 @@ TEST(PtxAncestors, CapturedInAGraphAndReplayed) {
     d_a.copy_to(std::span<std::int32_t>(got));
     cpu::ancestors(cpu::serial{}, scheme::systematic, view(lw), {4, 4}, 8, std::span<std::int32_t>(want));
     EXPECT_EQ(got, want) << "replay " << replay;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The offspring and cumulative forms (written by the comb kernel), the conversions and Code 7.
+
+TEST(PtxForms, OffspringAndCumulativeEqualCpuAndCudaBitForBit) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const key k{77, 1};
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    for (const std::size_t n : {std::size_t{1}, std::size_t{2047}, std::size_t{2049}, std::size_t{100003},
+                                (std::size_t{1} << 22) + 3}) {
+      const auto lw = test::log_weights<float>(n, 3.0, static_cast<unsigned>(n) + 2, n > 2);
+      const std::string what = std::string(name(s)) + ", N = " + std::to_string(n);
+      std::vector<std::int32_t> o(n), o_cuda(n), o_ptx(n);
+      cpu::offspring(cpu::serial{}, s, view(lw), k, 4, std::span<std::int32_t>(o));
+      cuda::host::offspring(s, view(lw), k, 4, std::span<std::int32_t>(o_cuda));
+      ptx::host::offspring(s, view(lw), k, 4, std::span<std::int32_t>(o_ptx));
+      ASSERT_EQ(o_ptx, o) << what << ": offspring not the CPU's";
+      ASSERT_EQ(o_ptx, o_cuda) << what << ": offspring not the cuda backend's";
+      std::vector<std::int64_t> O(n), O_ptx(n);
+      cpu::cumulative_offspring(cpu::serial{}, s, view(lw), k, 4, std::span<std::int64_t>(O));
+      ptx::host::cumulative_offspring(s, view(lw), k, 4, std::span<std::int64_t>(O_ptx));
+      ASSERT_EQ(O_ptx, O) << what << ": cumulative offspring not the CPU's";
+    }
+  }
+  auto heavy = test::log_weights(300000, 1.0, 3);  // one tile owns nearly every offspring
+  heavy[4321] = 60.0;
+  std::vector<std::int32_t> o(heavy.size()), o_ptx(heavy.size());
+  cpu::offspring(cpu::serial{}, scheme::systematic, view(heavy), k, 1, std::span<std::int32_t>(o));
+  ptx::host::offspring(scheme::systematic, view(heavy), k, 1, std::span<std::int32_t>(o_ptx));
+  EXPECT_EQ(o_ptx, o) << "heavy particle";
+}
+
+template <class Index>
+void expect_conversions_equal_cpu_and_cuda(const std::vector<Index>& a, const std::string& what) {
+  const auto n = a.size();
+  std::vector<Index> o(n), O(n), sorted(n), c(n), got(n), got_cuda(n);
+  const auto in = [](const std::vector<Index>& v) { return std::span<const Index>(v); };
+  const auto out = [](std::vector<Index>& v) { return std::span<Index>(v); };
+  cpu::ancestors_to_offspring(cpu::serial{}, in(a), out(o));
+  ptx::host::ancestors_to_offspring(in(a), out(got));
+  ASSERT_EQ(got, o) << what << ": ancestors_to_offspring";
+  cpu::offspring_to_cumulative(cpu::serial{}, in(o), out(O));
+  ptx::host::offspring_to_cumulative(in(o), out(got));
+  ASSERT_EQ(got, O) << what << ": offspring_to_cumulative";
+  cpu::cumulative_offspring_to_ancestors(cpu::serial{}, in(O), out(sorted));
+  ptx::host::cumulative_offspring_to_ancestors(in(O), out(got));
+  ASSERT_EQ(got, sorted) << what << ": cumulative_offspring_to_ancestors";
+  cpu::permute(cpu::serial{}, in(a), out(c));
+  ptx::host::permute(in(a), out(got));
+  cuda::host::permute(in(a), out(got_cuda));
+  ASSERT_EQ(got, c) << what << ": permute not the CPU's";
+  ASSERT_EQ(got, got_cuda) << what << ": permute not the cuda backend's";
+}
+
+TEST(PtxConversions, EqualCpuAndCudaBitForBit) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(7);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{2049}, std::size_t{100003},
+                              (std::size_t{1} << 22) + 3}) {
+    const std::string size = ", N = " + std::to_string(n);
+    const auto lw = test::log_weights(n, 4.0, static_cast<unsigned>(n) + 9);
+    std::vector<std::int32_t> drawn(n);
+    cpu::ancestors(cpu::serial{}, scheme::stratified, view(lw), key{2, 2}, 6, std::span<std::int32_t>(drawn));
+    expect_conversions_equal_cpu_and_cuda(drawn, "stratified draw" + size);
+    std::vector<std::int64_t> arbitrary(n);  // collisions and long chase chains
+    for (auto& x : arbitrary) x = static_cast<std::int64_t>(rng() % ((n + 15) / 16));
+    expect_conversions_equal_cpu_and_cuda(arbitrary, "arbitrary int64" + size);
+  }
+  expect_conversions_equal_cpu_and_cuda(std::vector<std::int32_t>(1000003, 999999), "one owner");
+}
+
+TEST(PtxConversions, BadIndicesReportedLikeTheCpuAndNothingWritten) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 300000;
+  std::vector<std::int32_t> a(n, 5);
+  a[250001] = -1;
+  a[123457] = static_cast<std::int32_t>(n);
+  std::vector<std::int32_t> got(n, -7);
+  const std::vector<std::int32_t> sentinel(n, -7);
+  auto expect_error = [&](auto call, const std::string& message, const std::string& what) {
+    const device_vector<std::int32_t> d_in(view(a));
+    const device_vector<std::int32_t> d_out(view(sentinel));
+    std::size_t bytes = 0;
+    call(nullptr, bytes, d_in.data(), n, d_out.data(), nullptr);
+    const device_vector<char> temp(bytes);
+    call(temp.data(), bytes, d_in.data(), n, d_out.data(), nullptr);
+    try {
+      (void)cuda::check_status(temp.data(), nullptr);
+      ADD_FAILURE() << what << ": no error";
+    } catch (const invalid_input& e) {
+      EXPECT_EQ(std::string(e.what()), message) << what;
+    }
+    d_out.copy_to(std::span<std::int32_t>(got));
+    EXPECT_EQ(got, sentinel) << what << ": written for bad input";
+  };
+  const std::string bad_ancestor = "ancestor at index 123457 is 300000, outside [0, 300000)";
+  expect_error(ptx::ancestors_to_offspring<std::int32_t>, bad_ancestor, "ancestors_to_offspring");
+  expect_error(ptx::permute<std::int32_t>, bad_ancestor, "permute");
+  for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::int32_t>(i + 1);
+  a[200000] = 7;
+  expect_error(ptx::cumulative_offspring_to_ancestors<std::int32_t>, "cumulative offspring decrease at index 200000",
+               "decreasing cumulative offspring");
+  a[200000] = 200001;
+  a[n - 1] = static_cast<std::int32_t>(n + 1);
+  expect_error(ptx::cumulative_offspring_to_ancestors<std::int32_t>,
+               "cumulative offspring end at 300001, not at N = 300000", "cumulative offspring ending past N");
+  // and the CPU says the same
+  try {
+    std::vector<std::int32_t> out(n);
+    cpu::cumulative_offspring_to_ancestors(cpu::serial{}, std::span<const std::int32_t>(a), std::span<std::int32_t>(out));
+    ADD_FAILURE() << "the CPU accepted it";
+  } catch (const invalid_input& e) {
+    EXPECT_EQ(std::string(e.what()), "cumulative offspring end at 300001, not at N = 300000");
+  }
+  std::size_t bytes = 0;
+  EXPECT_THROW(ptx::permute<std::int32_t>(nullptr, bytes, nullptr, 0, nullptr), invalid_input);
+}
+
+TEST(PtxConversions, CapturedInAGraphAndReplayed) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  // a draw's cumulative form, its ancestors by Code 8, their permutation: one graph
+  const std::size_t n = 400000;
+  device_vector<float> d_lw(n);
+  device_vector<std::int64_t> d_O(n), d_a(n), d_c(n);
+  std::size_t draw_bytes = 0, code8_bytes = 0, permute_bytes = 0;
+  ptx::cumulative_offspring<float, std::int64_t>(nullptr, draw_bytes, scheme::stratified, d_lw.data(), n, {9, 9}, 2,
+                                                 d_O.data());
+  ptx::cumulative_offspring_to_ancestors<std::int64_t>(nullptr, code8_bytes, d_O.data(), n, d_a.data());
+  ptx::permute<std::int64_t>(nullptr, permute_bytes, d_a.data(), n, d_c.data());
+  const device_vector<char> draw_temp(draw_bytes), code8_temp(code8_bytes), permute_temp(permute_bytes);
+  const captured_call call([&](cudaStream_t stream) {
+    ptx::cumulative_offspring<float, std::int64_t>(draw_temp.data(), draw_bytes, scheme::stratified, d_lw.data(), n,
+                                                   {9, 9}, 2, d_O.data(), {}, stream);
+    ptx::cumulative_offspring_to_ancestors<std::int64_t>(code8_temp.data(), code8_bytes, d_O.data(), n, d_a.data(),
+                                                         stream);
+    ptx::permute<std::int64_t>(permute_temp.data(), permute_bytes, d_a.data(), n, d_c.data(), stream);
+  });
+  for (unsigned replay = 0; replay < 3; ++replay) {
+    const auto lw = test::log_weights<float>(n, 2.0 + replay, 300 + replay);
+    cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+    call.replay();
+    for (const auto* temp : {&draw_temp, &code8_temp, &permute_temp}) (void)cuda::check_status(temp->data(), call.stream());
+    std::vector<std::int64_t> a(n), c(n), got(n);
+    cpu::ancestors(cpu::serial{}, scheme::stratified, view(lw), {9, 9}, 2, std::span<std::int64_t>(a));
+    cpu::permute(cpu::serial{}, std::span<const std::int64_t>(a), std::span<std::int64_t>(c));
+    d_a.copy_to(std::span<std::int64_t>(got));
+    EXPECT_EQ(got, a) << "replay " << replay << ": ancestors";
+    d_c.copy_to(std::span<std::int64_t>(got));
+    EXPECT_EQ(got, c) << "replay " << replay << ": permuted";
   }
 }
 

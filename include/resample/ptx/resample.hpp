@@ -46,6 +46,9 @@ template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream = nullptr);
 
+/// Whether the backend has scheme `s` (systematic and stratified so far); the others throw invalid_input.
+constexpr bool has_scheme(scheme s) { return s == scheme::systematic || s == scheme::stratified; }
+
 /// One draw of N ancestors (0-based) into a[0, N): systematic or stratified on the exact CDF, the
 /// bits of resample::cpu::ancestors and resample::cuda::ancestors. T: float or double; Index: int32
 /// or int64. Other schemes, a float CDF, options::device_gate and options::device_step throw
