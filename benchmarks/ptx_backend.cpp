@@ -2,12 +2,15 @@
 // with CUDA events (UseManualTime): one call per iteration on device memory (float log-weights in,
 // int32 ancestors out, the paper's weights, y = 2), launches included.
 //
-//   ptx/<op>/<N>, cuda/<op>/<N>   op: systematic, stratified (ancestors), log_sum_exp;
-//                                 N = 2^12 .. 2^24
+//   ptx/<op>/<N>, cuda/<op>/<N>   op: systematic, stratified (ancestors), systematic_offspring
+//                                 (the offspring form), log_sum_exp; the conversions of a
+//                                 systematic draw: ancestors_to_offspring, offspring_to_cumulative,
+//                                 cumulative_to_ancestors, permute; N = 2^12 .. 2^24
 //
 // Counters: bytes_moved (the roofline's bytes: 12 per particle for the resamplers -- the
-// log-weights read twice, for the max and for the CDF, and the ancestors written; 4 for
-// log-sum-exp), copy_GBps (measured here, once) and pct_copy_bw = bytes_moved / time / copy_GBps.
+// log-weights read twice, for the max and for the CDF, and the result written; 4 for
+// log-sum-exp; 8 for a conversion, its input read and its output written), copy_GBps (measured
+// here, once) and pct_copy_bw = bytes_moved / time / copy_GBps.
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -43,8 +46,38 @@ const float* device_weights(std::size_t n) {
   return slot->data();
 }
 
+/// A systematic draw of the same weights in its three forms (the conversions' inputs).
+struct draw_forms {
+  cuda::host::device_vector<std::int32_t> a, o, O;
+};
+const draw_forms& device_draw(std::size_t n) {
+  static std::map<std::size_t, std::unique_ptr<draw_forms>> cache;
+  auto& slot = cache[n];
+  if (!slot) {
+    slot = std::make_unique<draw_forms>();
+    slot->a = cuda::host::device_vector<std::int32_t>(n);
+    slot->o = cuda::host::device_vector<std::int32_t>(n);
+    slot->O = cuda::host::device_vector<std::int32_t>(n);
+    cuda::workspace ws;
+    ws.ancestors(scheme::systematic, device_weights(n), n, {1, 0}, 0, slot->a.data());
+    ws.ancestors_to_offspring(slot->a.data(), n, slot->o.data());
+    ws.offspring_to_cumulative(slot->o.data(), n, slot->O.data());
+    ws.check();
+  }
+  return *slot;
+}
+
 enum class backend { ptx, cuda };
-enum class op { systematic, stratified, log_sum_exp };
+enum class op {
+  systematic,
+  stratified,
+  systematic_offspring,
+  log_sum_exp,
+  ancestors_to_offspring,
+  offspring_to_cumulative,
+  cumulative_to_ancestors,
+  permute
+};
 
 /// One call of `o` on `b`: two-phase temp storage sized once, then timed enqueues.
 void run(benchmark::State& state, backend b, op o) {
@@ -54,8 +87,26 @@ void run(benchmark::State& state, backend b, op o) {
   cuda::host::device_vector<double> result(1);
   const scheme s = o == op::stratified ? scheme::stratified : scheme::systematic;
   std::uint32_t step = 0;
+  const bool conversion = o == op::ancestors_to_offspring || o == op::offspring_to_cumulative ||
+                          o == op::cumulative_to_ancestors || o == op::permute;
+  const draw_forms* forms = conversion ? &device_draw(n) : nullptr;
   const auto enqueue = [&](void* temp, std::size_t& bytes) {
-    if (o == op::log_sum_exp) {
+    if (o == op::ancestors_to_offspring) {
+      if (b == backend::ptx) ptx::ancestors_to_offspring<std::int32_t>(temp, bytes, forms->a.data(), n, a.data());
+      else cuda::ancestors_to_offspring<std::int32_t>(temp, bytes, forms->a.data(), n, a.data());
+    } else if (o == op::offspring_to_cumulative) {
+      if (b == backend::ptx) ptx::offspring_to_cumulative<std::int32_t>(temp, bytes, forms->o.data(), n, a.data());
+      else cuda::offspring_to_cumulative<std::int32_t>(temp, bytes, forms->o.data(), n, a.data());
+    } else if (o == op::cumulative_to_ancestors) {
+      if (b == backend::ptx) ptx::cumulative_offspring_to_ancestors<std::int32_t>(temp, bytes, forms->O.data(), n, a.data());
+      else cuda::cumulative_offspring_to_ancestors<std::int32_t>(temp, bytes, forms->O.data(), n, a.data());
+    } else if (o == op::permute) {
+      if (b == backend::ptx) ptx::permute<std::int32_t>(temp, bytes, forms->a.data(), n, a.data());
+      else cuda::permute<std::int32_t>(temp, bytes, forms->a.data(), n, a.data());
+    } else if (o == op::systematic_offspring) {
+      if (b == backend::ptx) ptx::offspring<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data());
+      else cuda::offspring<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data());
+    } else if (o == op::log_sum_exp) {
       if (b == backend::ptx) ptx::log_sum_exp<float>(temp, bytes, lw, n, result.data());
       else cuda::log_sum_exp<float>(temp, bytes, lw, n, result.data());
     } else if (b == backend::ptx) {
@@ -78,7 +129,7 @@ void run(benchmark::State& state, backend b, op o) {
     total += sec;
   }
   (void)cuda::check_status(temp.data(), nullptr);
-  report(state, n, o == op::log_sum_exp ? 4 : 12, total);
+  report(state, n, o == op::log_sum_exp ? 4 : conversion ? 8 : 12, total);
 }
 
 }  // namespace
@@ -88,8 +139,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_ptx: no CUDA device\n");
     return 0;
   }
-  const std::pair<op, const char*> ops[] = {
-      {op::systematic, "systematic"}, {op::stratified, "stratified"}, {op::log_sum_exp, "log_sum_exp"}};
+  const std::pair<op, const char*> ops[] = {{op::systematic, "systematic"},
+                                            {op::stratified, "stratified"},
+                                            {op::systematic_offspring, "systematic_offspring"},
+                                            {op::log_sum_exp, "log_sum_exp"},
+                                            {op::ancestors_to_offspring, "ancestors_to_offspring"},
+                                            {op::offspring_to_cumulative, "offspring_to_cumulative"},
+                                            {op::cumulative_to_ancestors, "cumulative_to_ancestors"},
+                                            {op::permute, "permute"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {
       benchmark::RegisterBenchmark((std::string(prefix) + name).c_str(),
