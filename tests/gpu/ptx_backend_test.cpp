@@ -475,11 +475,9 @@ void expect_conversions_equal_cpu_and_cuda(const std::vector<Index>& a, const st
   ASSERT_EQ(got, got_cuda) << what << ": permute not the cuda backend's";
 }
 
-TEST(PtxConversions, EqualCpuAndCudaBitForBit) {
-  RESAMPLE_SKIP_WITHOUT_GPU();
+void expect_conversions_equal_cpu_and_cuda(std::initializer_list<std::size_t> sizes_to_try) {
   std::mt19937_64 rng(7);
-  for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{2049}, std::size_t{100003},
-                              (std::size_t{1} << 22) + 3}) {
+  for (const std::size_t n : sizes_to_try) {
     const std::string size = ", N = " + std::to_string(n);
     const auto lw = test::log_weights(n, 4.0, static_cast<unsigned>(n) + 9);
     std::vector<std::int32_t> drawn(n);
@@ -489,6 +487,18 @@ TEST(PtxConversions, EqualCpuAndCudaBitForBit) {
     for (auto& x : arbitrary) x = static_cast<std::int64_t>(rng() % ((n + 15) / 16));
     expect_conversions_equal_cpu_and_cuda(arbitrary, "arbitrary int64" + size);
   }
+}
+
+// small enough for the sanitizers (scripts/gpu_checks.sh skips *EqualCpuAndCudaBitForBit* there)
+TEST(PtxConversions, SmallSizesEqualCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  expect_conversions_equal_cpu_and_cuda({1, 33, 2049, 10007});
+  expect_conversions_equal_cpu_and_cuda(std::vector<std::int32_t>(5000, 4999), "one owner");
+}
+
+TEST(PtxConversions, EqualCpuAndCudaBitForBit) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  expect_conversions_equal_cpu_and_cuda({100003, (std::size_t{1} << 22) + 3});
   expect_conversions_equal_cpu_and_cuda(std::vector<std::int32_t>(1000003, 999999), "one owner");
 }
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The PTX backend's GPU run, in one call (a subset of gpu_checks.sh, for sessions whose change is
+# the PTX backend alone): build the PTX targets (Release, sm_90), ptx_backend_test,
+# ptx_parity_test, the command line's ptx checks and digests against cpu, compute-sanitizer
+# memcheck / racecheck / synccheck on the PTX tests, and bench_ptx. Logs under OUT.
+#   usage: OUT=dir scripts/ptx_gpu_run.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+build=${BUILD:-build-gpu}
+log="$out/ptx_checks.txt"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -1
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null &&
+    cmake --build "$build" -j "$(nproc)" --target resample ptx_backend_test ptx_parity_test cli_test bench_ptx 2>&1 |
+    grep -E 'error|warning' -A3 | head -40
+  for t in ptx_backend_test ptx_parity_test; do
+    echo "== $t"
+    "$build/bin/$t" 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure' -A3 | head -40
+  done
+  echo "== cli_test --gtest_filter='*Ptx*'"
+  "$build/bin/cli_test" --gtest_filter='*Ptx*' 2>&1 | grep -E '^\[  (PASSED|FAILED) |Failure' -A3 | head -20
+  echo "== digests (5 draws, 20000 log-weights)"
+  lw=$(mktemp)
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
+  for s in systematic stratified multinomial; do
+    for b in cpu cuda ptx; do
+      printf '%-12s %-5s %s\n' "$s" "$b" \
+        "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
+    done
+  done
+  echo "ptx multinomial says: $("$build/bin/resample" ancestors --log --backend ptx --scheme multinomial --input "$lw" 2>&1)"
+  echo "== compute-sanitizer"
+  for tool in memcheck racecheck synccheck; do
+    for t in ptx_backend_test ptx_parity_test; do
+      f='-*EqualCpuAndCudaBitForBit*:*LargeEqual*:*Repeated*:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
+      [ "$t" = ptx_parity_test ] && f='*DoubleInt32*'
+      printf '%-10s %-18s ' "$tool" "$t"
+      timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" >"$out/san_last.txt" 2>&1
+      rc=$?
+      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')"
+      [ $rc -ne 0 ] && tail -30 "$out/san_last.txt"
+    done
+  done
+  rm -f "$out/san_last.txt"
+} >"$log" 2>&1
+"$build/bin/bench_ptx" --benchmark_min_time=0.2s --benchmark_out="$out/bench_ptx.json" --benchmark_out_format=json \
+  >"$out/bench_ptx.txt" 2>&1
