@@ -18,6 +18,7 @@
 #include "resample/core/validate.hpp"
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
+#include "look_back_storage.hpp"
 #include "status_layout.hpp"
 #include "weight_summary.hpp"
 
@@ -50,21 +51,12 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   check_call<Index>(s, n, opt);
   const std::size_t tiles = (n + tile_items - 1) / tile_items;
   cuda::detail::carve c(d_temp);
-  auto* st = c.take<cuda::device_status>(1);
-  auto* ticket = c.take<std::uint32_t>(1);
-  auto* flags = c.take<std::uint32_t>(tiles);
-  auto* aggregates = c.take<std::uint64_t>(2 * tiles);
-  auto* inclusives = c.take<std::uint64_t>(2 * tiles);
+  const auto scan = look_back_storage::take(c, tiles);
   auto* sums = c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (reinterpret_cast<std::uintptr_t>(a) % sizeof(Index) != 0) {
     throw invalid_input("the output's device pointer is not aligned to its index type");
   }
-  const std::uint64_t status = reinterpret_cast<std::uintptr_t>(st);
-  const std::uint64_t ticket_at = reinterpret_cast<std::uintptr_t>(ticket);
-  const std::uint64_t flags_at = reinterpret_cast<std::uintptr_t>(flags);
-  const std::uint64_t aggregates_at = reinterpret_cast<std::uintptr_t>(aggregates);
-  const std::uint64_t inclusives_at = reinterpret_cast<std::uintptr_t>(inclusives);
   const std::uint64_t weights = reinterpret_cast<std::uintptr_t>(lw);
   const std::uint64_t out = reinterpret_cast<std::uintptr_t>(a);
   const std::uint64_t count = n;
@@ -72,13 +64,11 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
   const auto written = static_cast<std::uint32_t>(f);
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
-  // the status, the ticket and the flags lie in one range from the status on
-  const auto zeroed = static_cast<std::size_t>(reinterpret_cast<char*>(flags + tiles) - reinterpret_cast<char*>(st));
-  cuda::check(cudaMemsetAsync(st, 0, zeroed, stream), "cudaMemsetAsync (PTX status and look-back flags)");
-  enqueue_weight_summary(lw, sizeof(T) == 8, n, st, sums, nullptr, 0, nullptr, nullptr, stream);
+  scan.clear(stream);
+  enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, 0, nullptr, nullptr, stream);
   launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, stream,
-         {&weights, &count, &is_double, &index64, &stratified, &status, &ticket_at, &flags_at, &aggregates_at,
-          &inclusives_at, &U, &k.seed, &k.stream, &step, &out, &written});
+         {&weights, &count, &is_double, &index64, &stratified, &scan.status_at, &scan.ticket_at, &scan.flags_at,
+          &scan.aggregates_at, &scan.inclusives_at, &U, &k.seed, &k.stream, &step, &out, &written});
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "resample/core/error.hpp"
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
+#include "look_back_storage.hpp"
 #include "status_layout.hpp"
 
 namespace resample::ptx {
@@ -87,21 +88,14 @@ void offspring_to_cumulative(void* d_temp, std::size_t& temp_bytes, const Index*
   detail::check_call<Index>(n, o, O);
   const std::size_t tiles = (n + detail::tile_items - 1) / detail::tile_items;
   cuda::detail::carve c(d_temp);
-  auto* st = c.take<detail::device_status>(1);
-  auto* ticket = c.take<std::uint32_t>(1);
-  auto* flags = c.take<std::uint32_t>(tiles);
-  auto* aggregates = c.take<std::uint64_t>(2 * tiles);
-  auto* inclusives = c.take<std::uint64_t>(2 * tiles);
+  const auto scan = detail::look_back_storage::take(c, tiles);
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
-  // the status (no verdict: any counts are summed), the ticket and the flags lie in one range
-  const auto zeroed = static_cast<std::size_t>(reinterpret_cast<char*>(flags + tiles) - reinterpret_cast<char*>(st));
-  cuda::check(cudaMemsetAsync(st, 0, zeroed, stream), "cudaMemsetAsync (PTX status and look-back flags)");
+  scan.clear(stream);  // the status stays good: any counts are summed
   const std::uint64_t in = detail::address(o), out = detail::address(O), count = n;
-  const std::uint64_t ticket_at = detail::address(ticket), flags_at = detail::address(flags);
-  const std::uint64_t aggregates_at = detail::address(aggregates), inclusives_at = detail::address(inclusives);
   const std::uint32_t index64 = sizeof(Index) == 8 ? 1 : 0;
   detail::launch("resample_offspring_scan", static_cast<unsigned>(tiles), detail::threads, stream,
-         {&in, &count, &index64, &ticket_at, &flags_at, &aggregates_at, &inclusives_at, &out});
+                 {&in, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
+                  &out});
 }
 
 template <class Index>

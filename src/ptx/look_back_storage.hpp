@@ -1,0 +1,47 @@
+// The temp storage of a one-pass scan by decoupled look-back (ptx/look_back.ptx), shared by the
+// comb kernel (ancestors.cpp) and the offspring scan (conversions.cpp): the call's status first,
+// then the ticket, the per-tile flags and the tiles' 128-bit aggregates and inclusive prefixes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/detail/temp_storage.hpp"
+#include "resample/cuda/error.hpp"
+#include "resample/cuda/status.hpp"
+
+namespace resample::ptx::detail {
+
+struct look_back_storage {
+  cuda::device_status* status;
+  // the kernels' pointer parameters, as the .u64 they are
+  std::uint64_t status_at, ticket_at, flags_at, aggregates_at, inclusives_at;
+  std::size_t zeroed_bytes;  ///< from the status to the last flag: one memset clears all three
+
+  /// Carves the status and the look-back's arrays for `tiles` tiles from `c` (nothing to clear
+  /// while measuring: the carve's base is null).
+  static look_back_storage take(cuda::detail::carve& c, std::size_t tiles) {
+    look_back_storage s{};
+    s.status = c.take<cuda::device_status>(1);
+    auto* ticket = c.take<std::uint32_t>(1);
+    auto* flags = c.take<std::uint32_t>(tiles);
+    auto* aggregates = c.take<std::uint64_t>(2 * tiles);
+    auto* inclusives = c.take<std::uint64_t>(2 * tiles);
+    s.status_at = reinterpret_cast<std::uintptr_t>(s.status);
+    s.ticket_at = reinterpret_cast<std::uintptr_t>(ticket);
+    s.flags_at = reinterpret_cast<std::uintptr_t>(flags);
+    s.aggregates_at = reinterpret_cast<std::uintptr_t>(aggregates);
+    s.inclusives_at = reinterpret_cast<std::uintptr_t>(inclusives);
+    s.zeroed_bytes = static_cast<std::size_t>(reinterpret_cast<char*>(flags + tiles) - reinterpret_cast<char*>(s.status));
+    return s;
+  }
+
+  /// Zeroes the status, the ticket and the flags on `stream`: every call starts a fresh look-back.
+  void clear(cudaStream_t stream) const {
+    cuda::check(cudaMemsetAsync(status, 0, zeroed_bytes, stream), "cudaMemsetAsync (PTX status and look-back flags)");
+  }
+};
+
+}  // namespace resample::ptx::detail
