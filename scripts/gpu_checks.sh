@@ -4,19 +4,11 @@
 # memcheck, racecheck and synccheck on the GPU tests, and the command line's output digests on
 # cuda against cpu. Logs under OUT.
 #   usage: OUT=dir scripts/gpu_checks.sh
-set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${OUT:-gpu-out}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-build=${BUILD:-build-gpu}
+source "$(dirname "$0")/gpu_common.sh"
 log="$out/checks.txt"
 {
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  nvcc --version | tail -1
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null &&
-    cmake --build "$build" -j "$(nproc)" --target resample core_device_test cuda_backend_test cuda_parity_test \
-      cuda_backend_api_test bpf_cuda_test ptx_backend_test ptx_parity_test litmus bench_cuda bench_bpf bench_ptx cli_test 2>&1 | grep -E 'error|warning' -A3 | head -40
+  gpu_configure_and_build resample core_device_test cuda_backend_test cuda_parity_test cuda_backend_api_test \
+    bpf_cuda_test ptx_backend_test ptx_parity_test litmus bench_cuda bench_bpf bench_ptx cli_test
   echo "== ctest -L gpu"
   (cd "$build" && timeout 240 ctest -L gpu -j 4 --output-on-failure >"$out/ctest_gpu.txt" 2>&1)
   grep -E 'tests passed|\*\*\*|Total Test' "$out/ctest_gpu.txt" | head -40

@@ -4,19 +4,10 @@
 # ptx_parity_test, the command line's ptx checks and digests against cpu, compute-sanitizer
 # memcheck / racecheck / synccheck on the PTX tests, and bench_ptx. Logs under OUT.
 #   usage: OUT=dir scripts/ptx_gpu_run.sh
-set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${OUT:-gpu-out}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-build=${BUILD:-build-gpu}
+source "$(dirname "$0")/gpu_common.sh"
 log="$out/ptx_checks.txt"
 {
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  nvcc --version | tail -1
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null &&
-    cmake --build "$build" -j "$(nproc)" --target resample ptx_backend_test ptx_parity_test cli_test bench_ptx 2>&1 |
-    grep -E 'error|warning' -A3 | head -40
+  gpu_configure_and_build resample ptx_backend_test ptx_parity_test cli_test bench_ptx
   for t in ptx_backend_test ptx_parity_test; do
     echo "== $t"
     "$build/bin/$t" 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure' -A3 | head -40

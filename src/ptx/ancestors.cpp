@@ -26,9 +26,6 @@ namespace resample::ptx {
 namespace detail {
 namespace {
 
-constexpr unsigned threads = 256;
-constexpr std::size_t tile_items = threads * 8;
-
 template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
@@ -49,7 +46,7 @@ template <class T, class Index>
 void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
              Index* a, form f, const options& opt, cudaStream_t stream) {
   check_call<Index>(s, n, opt);
-  const std::size_t tiles = (n + tile_items - 1) / tile_items;
+  const std::size_t tiles = tile_count(n);
   cuda::detail::carve c(d_temp);
   const auto scan = look_back_storage::take(c, tiles);
   auto* sums = c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
@@ -66,7 +63,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
   scan.clear(stream);
   enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, 0, nullptr, nullptr, stream);
-  launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, stream,
+  launch("resample_comb_look_back", static_cast<unsigned>(tiles), tile_threads, stream,
          {&weights, &count, &is_double, &index64, &stratified, &scan.status_at, &scan.ticket_at, &scan.flags_at,
           &scan.aggregates_at, &scan.inclusives_at, &U, &k.seed, &k.stream, &step, &out, &written});
 }

@@ -23,8 +23,7 @@ namespace resample::ptx {
 namespace detail {
 namespace {
 
-constexpr unsigned threads = 256;
-constexpr std::size_t tile_items = threads * 8;
+constexpr unsigned threads = 256;  // the grid-stride kernels' blocks
 
 /// Grid-stride kernels: one index per thread per step, at most 4096 blocks.
 unsigned grid_for(std::size_t n) {
@@ -86,14 +85,14 @@ template <class Index>
 void offspring_to_cumulative(void* d_temp, std::size_t& temp_bytes, const Index* o, std::size_t n, Index* O,
                              cudaStream_t stream) {
   detail::check_call<Index>(n, o, O);
-  const std::size_t tiles = (n + detail::tile_items - 1) / detail::tile_items;
+  const std::size_t tiles = detail::tile_count(n);
   cuda::detail::carve c(d_temp);
   const auto scan = detail::look_back_storage::take(c, tiles);
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   scan.clear(stream);  // the status stays good: any counts are summed
   const std::uint64_t in = detail::address(o), out = detail::address(O), count = n;
   const std::uint32_t index64 = sizeof(Index) == 8 ? 1 : 0;
-  detail::launch("resample_offspring_scan", static_cast<unsigned>(tiles), detail::threads, stream,
+  detail::launch("resample_offspring_scan", static_cast<unsigned>(tiles), detail::tile_threads, stream,
                  {&in, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
                   &out});
 }
@@ -108,8 +107,8 @@ void cumulative_offspring_to_ancestors(void* d_temp, std::size_t& temp_bytes, co
   detail::enqueue_check(O, n, true, st, stream);
   const std::uint64_t in = detail::address(O), out = detail::address(a), count = n, status = detail::address(st);
   const std::uint32_t index64 = sizeof(Index) == 8 ? 1 : 0;
-  const auto tiles = static_cast<unsigned>((n + detail::tile_items - 1) / detail::tile_items);
-  detail::launch("resample_cumulative_to_ancestors", tiles, detail::threads, stream, {&in, &count, &index64, &status, &out});
+  detail::launch("resample_cumulative_to_ancestors", static_cast<unsigned>(detail::tile_count(n)), detail::tile_threads,
+                 stream, {&in, &count, &index64, &status, &out});
 }
 
 template <class Index>

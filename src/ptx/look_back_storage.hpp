@@ -14,6 +14,12 @@
 
 namespace resample::ptx::detail {
 
+/// The tile of a look-back kernel: 256 threads of 8 particles each (the kernels' shared arrays
+/// hold at most 8 x 256 items).
+constexpr unsigned tile_threads = 256;
+constexpr std::size_t tile_items = 8 * tile_threads;
+constexpr std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
+
 struct look_back_storage {
   cuda::device_status* status;
   // the kernels' pointer parameters, as the .u64 they are
