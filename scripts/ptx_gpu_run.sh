@@ -10,7 +10,10 @@ log="$out/ptx_checks.txt"
   gpu_configure_and_build resample ptx_backend_test ptx_parity_test cli_test bench_ptx
   for t in ptx_backend_test ptx_parity_test; do
     echo "== $t"
-    "$build/bin/$t" 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |tests? ran|Failure' -A3 | head -40
+    "$build/bin/$t" >"$out/last_test.txt" 2>&1
+    grep -E '^\[  (PASSED|FAILED) \]|tests? ran' "$out/last_test.txt"                  # the totals
+    grep -c '^\[  SKIPPED \]' "$out/last_test.txt" | sed 's/^/skipped lines (a test is listed twice): /'
+    grep -E 'Failure' -A3 "$out/last_test.txt" | head -40
   done
   echo "== cli_test --gtest_filter='*Ptx*'"
   "$build/bin/cli_test" --gtest_filter='*Ptx*' 2>&1 | grep -E '^\[  (PASSED|FAILED) |Failure' -A3 | head -20
@@ -36,7 +39,7 @@ log="$out/ptx_checks.txt"
       [ $rc -ne 0 ] && tail -30 "$out/san_last.txt"
     done
   done
-  rm -f "$out/san_last.txt"
+  rm -f "$out/san_last.txt" "$out/last_test.txt"
 } >"$log" 2>&1
 "$build/bin/bench_ptx" --benchmark_min_time=0.2s --benchmark_out="$out/bench_ptx.json" --benchmark_out_format=json \
   >"$out/bench_ptx.txt" 2>&1
