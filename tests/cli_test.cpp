@@ -337,9 +337,13 @@ TEST_P(CliBackends, PtxGivesTheCpuBitsOrSaysWhyNot) {
     EXPECT_TRUE(refused(r, {"backend 'ptx' is not in this build"}));
     return;
   }
-  const bool has = GetParam() == resample::scheme::systematic || GetParam() == resample::scheme::stratified;
+  const auto s = GetParam();
+  const bool has = s == resample::scheme::systematic || s == resample::scheme::stratified ||
+                   s == resample::scheme::metropolis || s == resample::scheme::megopolis ||
+                   s == resample::scheme::rejection;
   if (!has) {
-    EXPECT_TRUE(refused(r, {"is not on the ptx backend yet", "systematic and stratified"}));
+    EXPECT_TRUE(refused(r, {"is not on the ptx backend yet",
+                            "it has stratified, systematic, metropolis, megopolis, rejection; use --backend cuda"}));
     return;
   }
   ASSERT_EQ(r.exit_code, 0) << r;

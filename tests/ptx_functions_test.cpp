@@ -3,6 +3,7 @@
 // Philox4x32-10, the deterministic exp and log, quantise, the order-preserving keys; and its kernels
 // (max pass, weight sums, statistics, Philox blocks) against resample::cpu for several grid shapes,
 // bad input included. Concurrency and the memory model are the GPU tests.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -19,6 +20,8 @@
 
 #include "resample/core/deterministic_math.hpp"
 #include "resample/core/exact_cdf.hpp"
+#include "resample/core/metropolis_rule.hpp"
+#include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
 #include "resample/cpu/resample.hpp"
 #include "resample/cuda/status.hpp"
@@ -45,6 +48,9 @@ const test::ptx_interpreter& module() {
 
 std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
 double from_bits(std::uint64_t b) { return std::bit_cast<double>(b); }
+
+/// The kernels' bound_in when there is no rejection bound: a NaN's bits.
+const std::uint64_t no_bound = bits(std::numeric_limits<double>::quiet_NaN());
 
 TEST(PtxFunctions, ExpEqualsDeterministicExp) {
   constexpr double inf = std::numeric_limits<double>::infinity();
@@ -185,10 +191,11 @@ simulated_statistics simulate_statistics(const std::vector<T>& lw, unsigned grid
   sim.write(out + 8, sentinel);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8;
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", grid, threads, {weights, n, is_double, status});
+  sim.launch("resample_max_pass", grid, threads, {weights, n, is_double, status, no_bound});
   sim.launch("resample_weight_sums", grid, threads, {weights, n, is_double, fraction, status, sums, squares});
   sim.launch("resample_weight_statistics", 1, 1024,
-             {weights, n, is_double, fraction, status, sums, squares, grid, wanted, out, (wanted == 3) ? out + 8 : 0});
+             {weights, n, is_double, fraction, status, sums, squares, grid, wanted, out, (wanted == 3) ? out + 8 : 0,
+              no_bound, bits(0.01), 0});
   simulated_statistics r;
   r.status = sim.read<cuda::device_status>(status);
   r.result = sim.read<double>(out);
@@ -288,9 +295,10 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   const std::vector<Index> sentinel(n, Index{-7});
   const std::uint64_t a = sim.alloc_copy(sentinel);
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status});
+  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
   sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
-  sim.launch("resample_weight_statistics", 1, 64, {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0});
+  sim.launch("resample_weight_statistics", 1, 64,
+             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, ticket, flags, aggregates,
@@ -395,9 +403,10 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   const std::uint64_t sums = sim.alloc(16 * 2), ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles), a = sim.alloc(4 * n);
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", 2, 64, {weights, n, 1, status});
+  sim.launch("resample_max_pass", 2, 64, {weights, n, 1, status, no_bound});
   sim.launch("resample_weight_sums", 2, 64, {weights, n, 1, fraction, status, sums, 0});
-  sim.launch("resample_weight_statistics", 1, 64, {weights, n, 1, fraction, status, sums, 0, 2, 0, 0, 0});
+  sim.launch("resample_weight_statistics", 1, 64,
+             {weights, n, 1, fraction, status, sums, 0, 2, 0, 0, 0, no_bound, bits(0.01), 0});
   const key k{5, 6};
   const std::uint32_t step = 3, U = philox_stream(k, shared_index, step).next();
   const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives, U,
@@ -478,7 +487,7 @@ simulated_conversion simulate_conversion(conversion op, const std::vector<Index>
       const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
       const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
       sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
-                 {from, n, index64, ticket, flags, aggregates, inclusives, out});
+                 {from, n, index64, ticket, flags, aggregates, inclusives, out, 0});
       break;
     }
     case conversion::to_ancestors:
@@ -574,6 +583,141 @@ TEST(PtxKernels, ConversionsReportBadIndicesAndWriteNothing) {
   EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::cumulative_decreases));
   EXPECT_EQ(got.status.index, 0u);
   for (const auto x : got.out) ASSERT_EQ(x, -7) << "written for bad cumulative offspring";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chain schemes (ptx/chains.ptx) after the statistics that give B and check rejection's bound,
+// as src/ptx/ancestors.cpp launches them (one thread per particle, blocks of 64 here), with and
+// without the fused PREPERMUTE claims.
+
+struct simulated_chains {
+  cuda::device_status status;
+  std::vector<std::int64_t> a, claims;
+};
+
+template <class T, class Index>
+simulated_chains simulate_chains(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, const options& opt,
+                                 bool claim = false) {
+  test::ptx_interpreter sim(module_text());
+  constexpr unsigned grid = 3, threads = 64;
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * grid);
+  const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
+  const std::uint64_t claims = claim ? sim.alloc_copy(std::vector<Index>(n, Index{-7})) : 0;
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  const std::uint64_t bound = s == scheme::rejection && opt.rejection_log_bound ? bits(*opt.rejection_log_bound) : no_bound;
+  std::uint64_t wanted = 0;
+  if (s != scheme::rejection) wanted = opt.metropolis_steps ? 4 | 8 : 4;
+  sim.launch("resample_max_pass", grid, threads, {weights, n, is_double, status, bound});
+  sim.launch("resample_weight_sums", grid, threads, {weights, n, is_double, fraction, status, sums, 0});
+  sim.launch("resample_weight_statistics", 1, threads,
+             {weights, n, is_double, fraction, status, sums, 0, grid, wanted, 0, 0, bound, bits(opt.metropolis_eps),
+              opt.metropolis_steps.value_or(0)});
+  if (claim) sim.launch("resample_fill_indices", grid, threads, {claims, n, index64, n, status});
+  const std::uint64_t kind = s == scheme::metropolis ? 0 : s == scheme::megopolis ? 1 : 2;
+  sim.launch("resample_chains", static_cast<unsigned>((n + threads - 1) / threads), threads,
+             {weights, n, is_double, index64, kind, status, k.seed, k.stream, step, a, claims});
+  simulated_chains r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  for (std::uint64_t i = 0; claim && i < n; ++i) r.claims.push_back(sim.read<Index>(claims + i * sizeof(Index)));
+  return r;
+}
+
+template <class T, class Index>
+void expect_chains_equal_cpu(const std::vector<T>& lw, scheme s, const options& opt, const std::string& what) {
+  const key k{5, 9};
+  const std::uint32_t step = 3;
+  std::vector<Index> want(lw.size());
+  cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want), opt);
+  const auto got = simulate_chains<T, Index>(lw, s, k, step, opt, true);
+  ASSERT_EQ(got.status.code, 0) << what;
+  const std::uint64_t n = lw.size();
+  if (s != scheme::rejection) {  // B: the eps rule on the same Q, or as given
+    const auto want_steps =
+        opt.metropolis_steps.value_or(metropolis_steps_from_sum(got.status.total, n, fraction_bits(n), opt.metropolis_eps));
+    EXPECT_EQ(got.status.steps, want_steps) << what;
+  }
+  std::size_t differ = 0, first = n;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (got.a[j] != static_cast<std::int64_t>(want[j])) {
+      ++differ;
+      first = std::min(first, j);
+    }
+  }
+  EXPECT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
+  // the fused claims are PREPERMUTE's: the lowest i that drew each ancestor, N where none did
+  std::vector<std::int64_t> claims(n, static_cast<std::int64_t>(n));
+  for (std::size_t i = n; i-- > 0;) claims[static_cast<std::size_t>(want[i])] = static_cast<std::int64_t>(i);
+  EXPECT_EQ(got.claims, claims) << what;
+}
+
+TEST(PtxKernels, ChainsEqualCpu) {
+  options eps;                        // B from eps = 0.01
+  options fixed;
+  fixed.metropolis_steps = 3;         // B given
+  options loose;
+  loose.metropolis_eps = 0.3;
+  options bound;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{97}}) {
+    const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 5, n > 2);  // zeros: chains leave them
+    const std::vector<float> lwf(lw.begin(), lw.end());
+    bound.rejection_log_bound = *std::max_element(lw.begin(), lw.end()) + 0.75;
+    const std::string at = "N = " + std::to_string(n);
+    for (const scheme s : {scheme::metropolis, scheme::megopolis}) {
+      const std::string what = std::string(name(s)) + ", " + at;
+      expect_chains_equal_cpu<double, std::int32_t>(lw, s, eps, what + ", eps 0.01");
+      expect_chains_equal_cpu<float, std::int64_t>(lwf, s, fixed, what + ", B = 3, float, int64");
+      expect_chains_equal_cpu<double, std::int64_t>(lw, s, loose, what + ", eps 0.3, int64");
+    }
+    expect_chains_equal_cpu<double, std::int32_t>(lw, scheme::rejection, eps, "rejection, bound max, " + at);
+    expect_chains_equal_cpu<float, std::int32_t>(lwf, scheme::rejection, eps, "rejection, float, " + at);
+    expect_chains_equal_cpu<double, std::int64_t>(lw, scheme::rejection, bound, "rejection, bound max + 0.75, " + at);
+  }
+}
+
+TEST(PtxKernels, ChainsStepRuleMatchesTheCpuForEvenAndDispersedWeights) {
+  // equal weights (beta = 1: ln 0, B = 1), a mild and a wild dispersion, one dominant weight
+  std::vector<std::vector<double>> sets = {std::vector<double>(50, -1.5), test::log_weights(50, 0.5, 2),
+                                           test::log_weights(50, 6.0, 3), std::vector<double>(50, -40.0)};
+  sets.back()[17] = 0.0;
+  for (std::size_t t = 0; t < sets.size(); ++t) {
+    for (const double e : {0.5, 0.01}) {
+      options opt;
+      opt.metropolis_eps = e;
+      const auto got = simulate_chains<double, std::int32_t>(sets[t], scheme::metropolis, {1, 1}, 0, opt);
+      ASSERT_EQ(got.status.code, 0);
+      std::vector<std::int32_t> want(50);
+      cpu::ancestors(cpu::serial{}, scheme::metropolis, std::span<const double>(sets[t]), key{1, 1}, 0,
+                     std::span<std::int32_t>(want), opt);
+      EXPECT_EQ(got.status.steps, metropolis_steps_from_sum(got.status.total, 50, fraction_bits(50), e))
+          << "set " << t << ", eps " << e;
+      EXPECT_EQ(got.a, std::vector<std::int64_t>(want.begin(), want.end())) << "set " << t << ", eps " << e;
+    }
+  }
+}
+
+TEST(PtxKernels, RejectionBoundBelowAWeightIsReportedAndNothingWritten) {
+  auto lw = test::log_weights(150, 1.0, 8);
+  const double top = *std::max_element(lw.begin(), lw.end());
+  options opt;
+  opt.rejection_log_bound = top - 1e-9;  // below the max: the first weight above it is reported
+  std::size_t first = 0;
+  while (lw[first] <= *opt.rejection_log_bound) ++first;
+  const auto got = simulate_chains<double, std::int32_t>(lw, scheme::rejection, {2, 2}, 0, opt, true);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::above_bound));
+  EXPECT_EQ(got.status.index, first);
+  EXPECT_EQ(got.status.value, lw[first]);
+  EXPECT_EQ(got.status.bound, *opt.rejection_log_bound);
+  for (const auto x : got.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
+  for (const auto x : got.claims) ASSERT_EQ(x, -7) << "a claim was made for bad input";
+  // a NaN comes first (the CPU's order), and the chains write nothing for it either
+  lw[140] = std::numeric_limits<double>::quiet_NaN();
+  const auto nan = simulate_chains<double, std::int32_t>(lw, scheme::metropolis, {2, 2}, 0, options{});
+  EXPECT_EQ(nan.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
+  EXPECT_EQ(nan.status.index, 140u);
+  for (const auto x : nan.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
 }
 
 }  // namespace

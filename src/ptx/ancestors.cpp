@@ -1,15 +1,22 @@
-// Ancestors, offspring and cumulative offspring on the PTX backend: systematic and stratified,
-// each one pass of the look-back comb after the weight statistics, five operations on the
-// caller's stream:
+// Ancestors, offspring, cumulative offspring and permuted ancestors on the PTX backend, on the
+// caller's stream. Every call starts with
 //   memset        the status, the look-back's ticket and its per-tile flags (one contiguous range)
 //   resample_max_pass, resample_weight_sums, resample_weight_statistics
-//                 the verdict (NaN / +inf first, then all zero), max lw, F and Q (weight_summary.hpp)
-//   resample_comb_look_back
-//                 one block per tile of 2048 particles: the exact C by a block scan and the
-//                 decoupled look-back, the comb, then Code 8, o or O (ptx/comb_look_back.ptx):
-//                 the counts are written from the comb directly, not counted from ancestors
-// Systematic's word U is drawn here, on the host, from Philox at (shared_index, step), as the
-// cuda backend draws it.
+//                 the verdict (NaN / +inf first, then all zero, then above rejection's bound),
+//                 max lw, F, Q and Metropolis' B (weight_summary.hpp)
+// then, by scheme:
+//   systematic, stratified: resample_comb_look_back, one block per tile of 2048 particles: the
+//                 exact C by a block scan and the decoupled look-back, the comb, then Code 8, o or
+//                 O (ptx/comb_look_back.ptx): the counts are written from the comb directly.
+//                 Systematic's word U is drawn here, on the host, from Philox at
+//                 (shared_index, step), as the cuda backend draws it.
+//   metropolis, megopolis, rejection: resample_chains, one thread per particle (ptx/chains.ptx);
+//                 offspring by Code 9 (resample_count_offspring) from ancestors in temp storage,
+//                 cumulative offspring by the offspring scan after it.
+// Permuted ancestors add Code 7's passes (ptx/permute.ptx); the chain kernel makes the PREPERMUTE
+// claims itself.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -30,42 +37,112 @@ template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
   if (!has_scheme(s)) {
-    throw invalid_input("the ptx backend has systematic and stratified resampling so far; " + std::string(name(s)) +
-                        " is on the cpu and cuda backends");
+    throw invalid_input("the ptx backend has systematic, stratified, metropolis, megopolis and rejection "
+                        "resampling so far; " + std::string(name(s)) + " is on the cpu and cuda backends");
   }
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
+  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
+      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
+    throw_bad_metropolis_eps(opt.metropolis_eps);
+  }
+  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
+    throw_rejection_bound_not_finite(*opt.rejection_log_bound);
+  }
   if (opt.device_gate != nullptr || opt.device_step != nullptr) {
     throw invalid_input("the ptx backend does not take options::device_gate or options::device_step yet");
   }
 }
 
-/// What the comb kernel writes (its form_in).
-enum class form : std::uint32_t { ancestors = 0, offspring = 1, cumulative = 2 };
+/// What a call writes: the comb kernel's form_in, and permuted ancestors (Code 7 after the draw).
+enum class form : std::uint32_t { ancestors = 0, offspring = 1, cumulative = 2, permuted = 3 };
+
+bool is_chain(scheme s) { return s == scheme::metropolis || s == scheme::megopolis || s == scheme::rejection; }
+
+/// The chain kernel's kind_in.
+std::uint32_t chain_kind(scheme s) { return s == scheme::metropolis ? 0 : s == scheme::megopolis ? 1 : 2; }
+
+/// What the finishing block computes for scheme s: B for Metropolis and Megopolis, the bound check
+/// for rejection.
+summary_request request_for(scheme s, const options& opt) {
+  summary_request req;
+  if (s == scheme::metropolis || s == scheme::megopolis) {
+    req.wanted = summary_request::steps;
+    if (opt.metropolis_steps) req.wanted |= summary_request::steps_given;
+    req.eps = opt.metropolis_eps;
+    req.fixed_steps = opt.metropolis_steps.value_or(0);
+  }
+  if (s == scheme::rejection && opt.rejection_log_bound) req.bound = *opt.rejection_log_bound;
+  return req;
+}
+
+constexpr unsigned chain_threads = 256;  // one particle per thread
+constexpr unsigned grid_threads = 256;   // the grid-stride conversion kernels (at most 4096 blocks)
+
+unsigned blocks_for(std::size_t n, unsigned threads, std::size_t most) {
+  return static_cast<unsigned>(std::clamp<std::size_t>((n + threads - 1) / threads, 1, most));
+}
+
+std::uint64_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 template <class T, class Index>
 void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
-             Index* a, form f, const options& opt, cudaStream_t stream) {
+             Index* out, form f, const options& opt, cudaStream_t stream) {
   check_call<Index>(s, n, opt);
+  const bool chain = is_chain(s);
   const std::size_t tiles = tile_count(n);
   cuda::detail::carve c(d_temp);
   const auto scan = look_back_storage::take(c, tiles);
   auto* sums = c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
+  // the draw's ancestors (or a chain's counts) when they are not the output; Code 7's slots
+  Index* drawn = (f == form::permuted || (chain && f != form::ancestors)) ? c.take<Index>(n) : nullptr;
+  Index* counts = chain && f == form::cumulative ? c.take<Index>(n) : nullptr;
+  Index* slots = f == form::permuted ? c.take<Index>(n) : nullptr;
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
-  if (reinterpret_cast<std::uintptr_t>(a) % sizeof(Index) != 0) {
+  if (address(out) % sizeof(Index) != 0) {
     throw invalid_input("the output's device pointer is not aligned to its index type");
   }
-  const std::uint64_t weights = reinterpret_cast<std::uintptr_t>(lw);
-  const std::uint64_t out = reinterpret_cast<std::uintptr_t>(a);
-  const std::uint64_t count = n;
+  const std::uint64_t weights = address(lw), count = n, status = scan.status_at;
   const std::uint32_t is_double = sizeof(T) == 8 ? 1 : 0, index64 = sizeof(Index) == 8 ? 1 : 0;
-  const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
-  const auto written = static_cast<std::uint32_t>(f);
-  const std::uint32_t U = philox_stream(k, shared_index, step).next();
   scan.clear(stream);
-  enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, 0, nullptr, nullptr, stream);
-  launch("resample_comb_look_back", static_cast<unsigned>(tiles), tile_threads, stream,
-         {&weights, &count, &is_double, &index64, &stratified, &scan.status_at, &scan.ticket_at, &scan.flags_at,
-          &scan.aggregates_at, &scan.inclusives_at, &U, &k.seed, &k.stream, &step, &out, &written});
+  enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, request_for(s, opt), stream);
+  const unsigned grid = blocks_for(n, grid_threads, 4096);
+  const std::uint64_t slots_at = address(slots);
+  if (slots != nullptr) {  // Code 7's d = N, written once the verdict is good
+    launch("resample_fill_indices", grid, grid_threads, stream, {&slots_at, &count, &index64, &count, &status});
+  }
+  const std::uint64_t drawn_at = address(drawn != nullptr ? drawn : out);
+  if (chain) {
+    const std::uint32_t kind = chain_kind(s);
+    launch("resample_chains", blocks_for(n, chain_threads, std::size_t{1} << 31), chain_threads, stream,
+           {&weights, &count, &is_double, &index64, &kind, &status, &k.seed, &k.stream, &step, &drawn_at, &slots_at});
+  } else {
+    const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
+    const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
+    const std::uint64_t comb_out = f == form::permuted ? drawn_at : address(out);
+    const std::uint32_t U = philox_stream(k, shared_index, step).next();
+    launch("resample_comb_look_back", static_cast<unsigned>(tiles), tile_threads, stream,
+           {&weights, &count, &is_double, &index64, &stratified, &scan.status_at, &scan.ticket_at, &scan.flags_at,
+            &scan.aggregates_at, &scan.inclusives_at, &U, &k.seed, &k.stream, &step, &comb_out, &written});
+    if (f == form::permuted) {
+      launch("resample_prepermute", grid, grid_threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
+    }
+  }
+  const std::uint64_t out_at = address(out);
+  if (f == form::permuted) {
+    launch("resample_chase", grid, grid_threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
+    launch("resample_gather", grid, grid_threads, stream, {&drawn_at, &slots_at, &count, &index64, &status, &out_at});
+  } else if (chain && f != form::ancestors) {  // Code 9, then (cumulative) the scan of the counts
+    const std::uint64_t counts_at = f == form::cumulative ? address(counts) : out_at;
+    const std::uint64_t zero = 0;
+    launch("resample_fill_indices", grid, grid_threads, stream, {&counts_at, &count, &index64, &zero, &status});
+    launch("resample_count_offspring", grid, grid_threads, stream, {&drawn_at, &count, &index64, &status, &counts_at});
+    if (f == form::cumulative) {
+      // the look-back's ticket and flags are still as scan.clear left them: the chains used none
+      launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,
+             {&counts_at, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at,
+              &scan.inclusives_at, &out_at, &status});
+    }
+  }
 }
 
 }  // namespace
@@ -89,13 +166,21 @@ void cumulative_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const
   detail::enqueue(d_temp, temp_bytes, s, lw, n, k, step, O, detail::form::cumulative, opt, stream);
 }
 
+template <class T, class Index>
+void permuted_ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
+                        std::uint32_t step, Index* c, const options& opt, cudaStream_t stream) {
+  detail::enqueue(d_temp, temp_bytes, s, lw, n, k, step, c, detail::form::permuted, opt, stream);
+}
+
 #define RESAMPLE_PTX_ANCESTORS(T, Index)                                                                             \
   template void ancestors<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, Index*,   \
                                     const options&, cudaStream_t);                                                  \
   template void offspring<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, Index*,   \
                                     const options&, cudaStream_t);                                                  \
   template void cumulative_offspring<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key,               \
-                                               std::uint32_t, Index*, const options&, cudaStream_t);
+                                               std::uint32_t, Index*, const options&, cudaStream_t);                \
+  template void permuted_ancestors<T, Index>(void*, std::size_t&, scheme, const T*, std::size_t, key, std::uint32_t, \
+                                             Index*, const options&, cudaStream_t);
 RESAMPLE_PTX_ANCESTORS(float, std::int32_t)
 RESAMPLE_PTX_ANCESTORS(float, std::int64_t)
 RESAMPLE_PTX_ANCESTORS(double, std::int32_t)

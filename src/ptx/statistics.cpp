@@ -25,8 +25,8 @@ unsigned weight_sum_blocks(std::size_t n) {
 }
 
 void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
-                            std::uint64_t* sums, std::uint64_t* squares, std::uint32_t wanted, double* d_result,
-                            double* d_ess, cudaStream_t stream) {
+                            std::uint64_t* sums, std::uint64_t* squares, const summary_request& req,
+                            cudaStream_t stream) {
   constexpr unsigned threads = 256, finish_threads = 1024;
   const unsigned blocks = weight_sum_blocks(n);
   // the kernels' pointer arguments, as the .u64 their parameters are
@@ -34,22 +34,20 @@ void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda:
   const std::uint64_t status = reinterpret_cast<std::uintptr_t>(st);
   const std::uint64_t sums_at = reinterpret_cast<std::uintptr_t>(sums);
   const std::uint64_t squares_at = reinterpret_cast<std::uintptr_t>(squares);
-  const std::uint64_t result = reinterpret_cast<std::uintptr_t>(d_result);
-  const std::uint64_t ess_at = reinterpret_cast<std::uintptr_t>(d_ess);
+  const std::uint64_t result = reinterpret_cast<std::uintptr_t>(req.d_result);
+  const std::uint64_t ess_at = reinterpret_cast<std::uintptr_t>(req.d_ess);
   const std::uint64_t count = n;
   const std::uint32_t double_weights = is_double ? 1 : 0;
   const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
-  launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status});
+  launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
   launch("resample_weight_sums", blocks, threads, stream,
          {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at});
   launch("resample_weight_statistics", 1, finish_threads, stream,
-         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &blocks, &wanted, &result,
-          &ess_at});
+         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &blocks, &req.wanted, &result,
+          &ess_at, &req.bound, &req.eps, &req.fixed_steps});
 }
 
 namespace {
-
-enum statistic : std::uint32_t { lse = 1, ess = 2 };
 
 template <class T>
 void enqueue(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, std::uint32_t wanted, double* d_result,
@@ -59,10 +57,14 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, 
   cuda::detail::carve c(d_temp);
   auto* st = c.take<cuda::device_status>(1);
   auto* sums = c.take<std::uint64_t>(2 * std::size_t{blocks});  // {lo, hi} per block
-  auto* square_sums = (wanted & ess) != 0 ? c.take<std::uint64_t>(2 * std::size_t{blocks}) : nullptr;
+  auto* square_sums = (wanted & summary_request::ess) != 0 ? c.take<std::uint64_t>(2 * std::size_t{blocks}) : nullptr;
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   cuda::check(cudaMemsetAsync(st, 0, sizeof(cuda::device_status), stream), "cudaMemsetAsync (PTX status)");
-  enqueue_weight_summary(lw, sizeof(T) == 8, n, st, sums, square_sums, wanted, d_result, d_ess, stream);
+  summary_request req;
+  req.wanted = wanted;
+  req.d_result = d_result;
+  req.d_ess = d_ess;
+  enqueue_weight_summary(lw, sizeof(T) == 8, n, st, sums, square_sums, req, stream);
 }
 
 }  // namespace
@@ -71,19 +73,19 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, 
 template <class T>
 void log_sum_exp(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
                  cudaStream_t stream) {
-  detail::enqueue(d_temp, temp_bytes, lw, n, detail::lse, d_result, nullptr, stream);
+  detail::enqueue(d_temp, temp_bytes, lw, n, detail::summary_request::lse, d_result, nullptr, stream);
 }
 
 template <class T>
 void effective_sample_size(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_result,
                            cudaStream_t stream) {
-  detail::enqueue(d_temp, temp_bytes, lw, n, detail::ess, d_result, nullptr, stream);
+  detail::enqueue(d_temp, temp_bytes, lw, n, detail::summary_request::ess, d_result, nullptr, stream);
 }
 
 template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream) {
-  detail::enqueue(d_temp, temp_bytes, lw, n, detail::lse | detail::ess, d_lse, d_ess, stream);
+  detail::enqueue(d_temp, temp_bytes, lw, n, detail::summary_request::lse | detail::summary_request::ess, d_lse, d_ess, stream);
 }
 
 template void log_sum_exp<float>(void*, std::size_t&, const float*, std::size_t, double*, cudaStream_t);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include <cuda_runtime_api.h>
 
@@ -16,12 +17,24 @@ namespace resample::ptx::detail {
 /// 256, at most 1024 (the finishing block adds one partial sum per thread).
 unsigned weight_sum_blocks(std::size_t n);
 
+/// What the finishing block computes besides the verdict, max lw, F and Q (its `statistics` bits
+/// and the parameters that go with them).
+struct summary_request {
+  enum : std::uint32_t { lse = 1, ess = 2, steps = 4, steps_given = 8 };
+  std::uint32_t wanted = 0;  ///< lse and ess into the status's result and *d_result / *d_ess; steps: B
+  double* d_result = nullptr;
+  double* d_ess = nullptr;
+  double eps = 0.01;                 ///< Metropolis' eps (steps without steps_given) ...
+  std::uint64_t fixed_steps = 0;     ///< ... or B itself (steps_given)
+  double bound = std::numeric_limits<double>::quiet_NaN();  ///< rejection's bound, checked; NaN: none
+};
+
 /// Enqueues the max pass, the weight sums and the finishing block on `stream`; the status (zeroed
-/// by the caller) then holds the verdict, max lw, F and Q. `squares` (weight_sum_blocks(n) pairs,
-/// or null) gives S too; `wanted`: bit 0 log-sum-exp, bit 1 ESS, into the status's result and
-/// *d_result / *d_ess (either may be null). sums: weight_sum_blocks(n) {lo, hi} pairs.
+/// by the caller) then holds the verdict, max lw, F and Q, and what `req` asks for. `squares`
+/// (weight_sum_blocks(n) pairs, or null) gives S too (needed for the ESS). sums:
+/// weight_sum_blocks(n) {lo, hi} pairs.
 void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
-                            std::uint64_t* sums, std::uint64_t* squares, std::uint32_t wanted, double* d_result,
-                            double* d_ess, cudaStream_t stream);
+                            std::uint64_t* sums, std::uint64_t* squares, const summary_request& req,
+                            cudaStream_t stream);
 
 }  // namespace resample::ptx::detail

@@ -79,7 +79,8 @@ TEST(PtxModuleText, EveryFileIsAnSm90UnitAndEveryKernelIsThere) {
        {"resample_philox_blocks", "resample_max_pass", "resample_weight_sums", "resample_weight_statistics",
         "resample_comb_look_back", "resample_check_ancestors", "resample_check_cumulative", "resample_index_verdict",
         "resample_fill_indices", "resample_count_offspring", "resample_offspring_scan",
-        "resample_cumulative_to_ancestors", "resample_prepermute", "resample_chase", "resample_gather"}) {
+        "resample_cumulative_to_ancestors", "resample_prepermute", "resample_chase", "resample_gather",
+        "resample_chains"}) {
     EXPECT_NE(all.find(std::string(".visible .entry ") + entry), std::string::npos) << entry;
   }
 }
@@ -393,6 +394,7 @@ TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
     ptx::ancestors<double, std::int32_t>(temp.data(), bytes, s, d_lw.data(), lw.size(), {1, 2}, 3, d_a.data(), opt);
   };
   EXPECT_THROW(call(scheme::multinomial, {}), invalid_input);
+  EXPECT_THROW(call(scheme::residual, {}), invalid_input);
   options opt;
   opt.cdf = precision::float32;
   EXPECT_THROW(call(scheme::systematic, opt), invalid_input);
@@ -418,6 +420,124 @@ TEST(PtxAncestors, CapturedInAGraphAndReplayed) {
     std::vector<std::int32_t> got(n), want(n);
     d_a.copy_to(std::span<std::int32_t>(got));
     cpu::ancestors(cpu::serial{}, scheme::systematic, view(lw), {4, 4}, 8, std::span<std::int32_t>(want));
+    EXPECT_EQ(got, want) << "replay " << replay;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metropolis, Megopolis and rejection (ptx/chains.ptx), in every form, and permuted ancestors
+// (Code 7 after the draw; the chains' claims fused into their kernel).
+
+TEST(PtxChains, EveryFormEqualsCpuAndCudaBitForBit) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const key k{31, 4};
+  options fixed;
+  fixed.metropolis_steps = 7;
+  for (const scheme s : {scheme::metropolis, scheme::megopolis, scheme::rejection}) {
+    for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{2049}, std::size_t{100003},
+                                (std::size_t{1} << 22) + 3}) {
+      const auto lw = test::log_weights<float>(n, 2.0, static_cast<unsigned>(n) + 3, n > 2);
+      const std::string what = std::string(name(s)) + ", N = " + std::to_string(n);
+      std::vector<std::int32_t> a(n), a_cuda(n), a_ptx(n);
+      cpu::ancestors(cpu::serial{}, s, view(lw), k, 6, std::span<std::int32_t>(a));
+      cuda::host::ancestors(s, view(lw), k, 6, std::span<std::int32_t>(a_cuda));
+      ptx::host::ancestors(s, view(lw), k, 6, std::span<std::int32_t>(a_ptx));
+      ASSERT_EQ(a_ptx, a) << what << ": ancestors not the CPU's";
+      ASSERT_EQ(a_ptx, a_cuda) << what << ": ancestors not the cuda backend's";
+      std::vector<std::int32_t> o(n), o_ptx(n);
+      cpu::offspring(cpu::serial{}, s, view(lw), k, 6, std::span<std::int32_t>(o));
+      ptx::host::offspring(s, view(lw), k, 6, std::span<std::int32_t>(o_ptx));
+      ASSERT_EQ(o_ptx, o) << what << ": offspring not the CPU's";
+      std::vector<std::int64_t> O(n), O_ptx(n);
+      cpu::cumulative_offspring(cpu::serial{}, s, view(lw), k, 6, std::span<std::int64_t>(O), fixed);
+      ptx::host::cumulative_offspring(s, view(lw), k, 6, std::span<std::int64_t>(O_ptx), fixed);
+      ASSERT_EQ(O_ptx, O) << what << ": cumulative offspring (B = 7) not the CPU's";
+    }
+  }
+}
+
+TEST(PtxChains, PermutedAncestorsEqualCpuForEveryScheme) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::metropolis, scheme::megopolis,
+                         scheme::rejection}) {
+    for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{4097}, std::size_t{1000003}}) {
+      const auto lw = test::log_weights(n, 3.0, static_cast<unsigned>(n) + 8, n > 2);
+      const std::string what = std::string(name(s)) + ", N = " + std::to_string(n);
+      std::vector<std::int64_t> a(n), c(n), c_ptx(n);
+      cpu::ancestors(cpu::serial{}, s, view(lw), {8, 8}, 2, std::span<std::int64_t>(a));
+      cpu::permute(cpu::serial{}, std::span<const std::int64_t>(a), std::span<std::int64_t>(c));
+      ptx::host::permuted_ancestors(s, view(lw), {8, 8}, 2, std::span<std::int64_t>(c_ptx));
+      ASSERT_EQ(c_ptx, c) << what << ": not cpu::permute of cpu::ancestors";
+    }
+  }
+}
+
+TEST(PtxChains, BadInputAndOptionsReportedLikeTheCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  auto lw = test::log_weights(200000, 1.0, 12);
+  const double top = *std::max_element(lw.begin(), lw.end());
+  const device_vector<double> d_lw(view(lw));
+  const std::vector<std::int32_t> sentinel(lw.size(), -7);
+  device_vector<std::int32_t> d_a(view(sentinel));
+  options low;
+  low.rejection_log_bound = top - 0.5;  // some weights above it: the first is reported
+  std::size_t first = 0;
+  while (lw[first] <= *low.rejection_log_bound) ++first;
+  std::size_t bytes = 0;
+  ptx::permuted_ancestors<double, std::int32_t>(nullptr, bytes, scheme::rejection, d_lw.data(), lw.size(), {1, 2}, 3,
+                                                d_a.data(), low);
+  const device_vector<char> temp(bytes);
+  ptx::permuted_ancestors<double, std::int32_t>(temp.data(), bytes, scheme::rejection, d_lw.data(), lw.size(), {1, 2},
+                                                3, d_a.data(), low);
+  std::string cpu_message;
+  try {
+    std::vector<std::int32_t> a(lw.size());
+    cpu::ancestors(cpu::serial{}, scheme::rejection, view(lw), {1, 2}, 3, std::span<std::int32_t>(a), low);
+  } catch (const invalid_input& e) {
+    cpu_message = e.what();
+  }
+  ASSERT_FALSE(cpu_message.empty()) << "the CPU accepted a bound below a weight";
+  try {
+    (void)cuda::check_status(temp.data(), nullptr);
+    ADD_FAILURE() << "no error for a bound below a weight";
+  } catch (const invalid_input& e) {
+    EXPECT_EQ(std::string(e.what()), cpu_message);
+    EXPECT_NE(std::string(e.what()).find(std::to_string(first)), std::string::npos) << e.what();
+  }
+  std::vector<std::int32_t> a(lw.size());
+  d_a.copy_to(std::span<std::int32_t>(a));
+  EXPECT_EQ(a, sentinel) << "permuted ancestors were written for bad input";
+  options bad_eps;
+  bad_eps.metropolis_eps = 1.5;
+  EXPECT_THROW(ptx::host::ancestors(scheme::metropolis, view(lw), {1, 2}, 3, std::span<std::int32_t>(a), bad_eps),
+               invalid_input);
+  options infinite;
+  infinite.rejection_log_bound = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(ptx::host::ancestors(scheme::rejection, view(lw), {1, 2}, 3, std::span<std::int32_t>(a), infinite),
+               invalid_input);
+}
+
+TEST(PtxChains, CapturedInAGraphAndReplayed) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 300000;
+  device_vector<float> d_lw(n);
+  device_vector<std::int32_t> d_c(n);
+  std::size_t bytes = 0;
+  ptx::permuted_ancestors<float, std::int32_t>(nullptr, bytes, scheme::megopolis, d_lw.data(), n, {4, 4}, 8, d_c.data());
+  const device_vector<char> temp(bytes);
+  const captured_call call([&](cudaStream_t stream) {
+    ptx::permuted_ancestors<float, std::int32_t>(temp.data(), bytes, scheme::megopolis, d_lw.data(), n, {4, 4}, 8,
+                                                 d_c.data(), {}, stream);
+  });
+  for (unsigned replay = 0; replay < 3; ++replay) {
+    const auto lw = test::log_weights<float>(n, 1.0 + replay, 300 + replay);
+    cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+    call.replay();
+    (void)cuda::check_status(temp.data(), call.stream());
+    std::vector<std::int32_t> got(n), a(n), want(n);
+    d_c.copy_to(std::span<std::int32_t>(got));
+    cpu::ancestors(cpu::serial{}, scheme::megopolis, view(lw), {4, 4}, 8, std::span<std::int32_t>(a));
+    cpu::permute(cpu::serial{}, std::span<const std::int32_t>(a), std::span<std::int32_t>(want));
     EXPECT_EQ(got, want) << "replay " << replay;
   }
 }

@@ -664,6 +664,9 @@ class ptx_interpreter {
     } else if (base == "mul" && op[1] == "wide" && w == 32) {
       set(o[0], u(1) * u(2));
       return;
+    } else if (base == "rem" && !is_signed) {
+      if (u(2) == 0) throw fail("division by zero");
+      out = u(1) % u(2);
     } else if (base == "mad" && op[1] == "lo") {
       out = u(1) * u(2) + u(3);
     } else if (base == "and") {

@@ -59,6 +59,18 @@ void cumulative_offspring(scheme s, std::span<const T> lw, key k, std::uint32_t 
   d_O.copy_to(O);
 }
 
+template <class T, class Index>
+void permuted_ancestors(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> c,
+                        const options& opt = {}) {
+  check_size<Index>(lw.size(), c.size());
+  const device_vector<T> d_lw(lw);
+  device_vector<Index> d_c(c.size());
+  run([&](void* temp, std::size_t& bytes) {
+    ptx::permuted_ancestors<T, Index>(temp, bytes, s, d_lw.data(), lw.size(), k, step, d_c.data(), opt);
+  });
+  d_c.copy_to(c);
+}
+
 /// Index -> Index conversions, `op(temp, bytes, in, n, out)` one of ptx::ancestors_to_offspring,
 /// offspring_to_cumulative, cumulative_offspring_to_ancestors, permute.
 template <class Index, class Op>

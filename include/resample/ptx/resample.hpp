@@ -46,18 +46,25 @@ template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream = nullptr);
 
-/// Whether the backend has scheme `s` (systematic and stratified so far); the others throw invalid_input.
-constexpr bool has_scheme(scheme s) { return s == scheme::systematic || s == scheme::stratified; }
+/// Whether the backend has scheme `s` (systematic, stratified, metropolis, megopolis and rejection
+/// so far); the others throw invalid_input.
+constexpr bool has_scheme(scheme s) {
+  return s == scheme::systematic || s == scheme::stratified || s == scheme::metropolis || s == scheme::megopolis ||
+         s == scheme::rejection;
+}
 
-/// One draw of N ancestors (0-based) into a[0, N): systematic or stratified on the exact CDF, the
-/// bits of resample::cpu::ancestors and resample::cuda::ancestors. T: float or double; Index: int32
-/// or int64. Other schemes, a float CDF, options::device_gate and options::device_step throw
-/// invalid_input (they are on the cuda backend).
+/// One draw of N ancestors (0-based) into a[0, N): systematic or stratified on the exact CDF, or
+/// the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
+/// options::rejection_log_bound), the bits of resample::cpu::ancestors and
+/// resample::cuda::ancestors. T: float or double; Index: int32 or int64. Other schemes, a float
+/// CDF, options::device_gate and options::device_step throw invalid_input (they are on the cuda
+/// backend).
 template <class T, class Index>
 void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
                Index* a, const options& opt = {}, cudaStream_t stream = nullptr);
 
-/// The same draw as offspring counts o^i = #{j : a^j = i}, written by the comb kernel itself.
+/// The same draw as offspring counts o^i = #{j : a^j = i}: written by the comb kernel itself, or
+/// counted from a chain's ancestors (Code 9).
 template <class T, class Index>
 void offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
                Index* o, const options& opt = {}, cudaStream_t stream = nullptr);
@@ -66,6 +73,14 @@ void offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std
 template <class T, class Index>
 void cumulative_offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
                           std::uint32_t step, Index* O, const options& opt = {}, cudaStream_t stream = nullptr);
+
+/// The same draw permuted by Code 7: c = permute(ancestors(...)), the bits of
+/// resample::cpu::permute applied to resample::cpu::ancestors. Every drawn ancestor i sits at c^i = i
+/// (the particle stays in place). The chain schemes make Code 7's PREPERMUTE claims in their own
+/// kernel (paper, appendix E); the comb schemes run it after the draw.
+template <class T, class Index>
+void permuted_ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k,
+                        std::uint32_t step, Index* c, const options& opt = {}, cudaStream_t stream = nullptr);
 
 /// Code 9: o^i = #{j : a^j = i}; an ancestor outside [0, N) is reported (check_status), nothing written.
 template <class Index>
