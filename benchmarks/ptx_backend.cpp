@@ -5,12 +5,16 @@
 //   ptx/<op>/<N>, cuda/<op>/<N>   op: systematic, stratified (ancestors), systematic_offspring
 //                                 (the offspring form), log_sum_exp; the conversions of a
 //                                 systematic draw: ancestors_to_offspring, offspring_to_cumulative,
-//                                 cumulative_to_ancestors, permute; N = 2^12 .. 2^24
+//                                 cumulative_to_ancestors, permute; the chains: metropolis,
+//                                 megopolis, rejection (ancestors; B from eps = 0.01) and
+//                                 megopolis_permuted (PTX: the claims fused into the chain kernel;
+//                                 CUDA C: ancestors, then permute); N = 2^12 .. 2^24
 //
 // Counters: bytes_moved (the roofline's bytes: 12 per particle for the resamplers -- the
 // log-weights read twice, for the max and for the CDF, and the result written; 4 for
 // log-sum-exp; 8 for a conversion, its input read and its output written), copy_GBps (measured
 // here, once) and pct_copy_bw = bytes_moved / time / copy_GBps.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -76,7 +80,11 @@ enum class op {
   ancestors_to_offspring,
   offspring_to_cumulative,
   cumulative_to_ancestors,
-  permute
+  permute,
+  metropolis,
+  megopolis,
+  rejection,
+  megopolis_permuted
 };
 
 /// One call of `o` on `b`: two-phase temp storage sized once, then timed enqueues.
@@ -85,7 +93,12 @@ void run(benchmark::State& state, backend b, op o) {
   const float* lw = device_weights(n);
   cuda::host::device_vector<std::int32_t> a(n);
   cuda::host::device_vector<double> result(1);
-  const scheme s = o == op::stratified ? scheme::stratified : scheme::systematic;
+  const scheme s = o == op::stratified               ? scheme::stratified
+                   : o == op::metropolis             ? scheme::metropolis
+                   : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis
+                   : o == op::rejection              ? scheme::rejection
+                                                     : scheme::systematic;
+  cuda::host::device_vector<std::int32_t> drawn(o == op::megopolis_permuted && b == backend::cuda ? n : 1);
   std::uint32_t step = 0;
   const bool conversion = o == op::ancestors_to_offspring || o == op::offspring_to_cumulative ||
                           o == op::cumulative_to_ancestors || o == op::permute;
@@ -109,6 +122,15 @@ void run(benchmark::State& state, backend b, op o) {
     } else if (o == op::log_sum_exp) {
       if (b == backend::ptx) ptx::log_sum_exp<float>(temp, bytes, lw, n, result.data());
       else cuda::log_sum_exp<float>(temp, bytes, lw, n, result.data());
+    } else if (o == op::megopolis_permuted) {
+      if (b == backend::ptx) {
+        ptx::permuted_ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data());
+      } else {  // one temp storage big enough for both calls
+        std::size_t draw_bytes = bytes, permute_bytes = bytes;
+        cuda::ancestors<float, std::int32_t>(temp, draw_bytes, s, lw, n, {1, 0}, step, drawn.data());
+        cuda::permute<std::int32_t>(temp, permute_bytes, drawn.data(), n, a.data());
+        if (temp == nullptr) bytes = std::max(draw_bytes, permute_bytes);
+      }
     } else if (b == backend::ptx) {
       ptx::ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data());
     } else {
@@ -146,7 +168,11 @@ int main(int argc, char** argv) {
                                             {op::ancestors_to_offspring, "ancestors_to_offspring"},
                                             {op::offspring_to_cumulative, "offspring_to_cumulative"},
                                             {op::cumulative_to_ancestors, "cumulative_to_ancestors"},
-                                            {op::permute, "permute"}};
+                                            {op::permute, "permute"},
+                                            {op::metropolis, "metropolis"},
+                                            {op::megopolis, "megopolis"},
+                                            {op::rejection, "rejection"},
+                                            {op::megopolis_permuted, "megopolis_permuted"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {
       benchmark::RegisterBenchmark((std::string(prefix) + name).c_str(),
