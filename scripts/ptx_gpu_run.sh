@@ -11,7 +11,7 @@ log="$out/ptx_checks.txt"
   for t in ptx_backend_test ptx_parity_test; do
     echo "== $t"
     "$build/bin/$t" >"$out/last_test.txt" 2>&1
-    grep -E '^\[  (PASSED|FAILED) \]|tests? ran' "$out/last_test.txt"                  # the totals
+    grep -E '^\[  (PASSED|FAILED)  \]|test suites? ran' "$out/last_test.txt"           # the totals and failures
     grep -c '^\[  SKIPPED \]' "$out/last_test.txt" | sed 's/^/skipped lines (a test is listed twice): /'
     grep -E 'Failure' -A3 "$out/last_test.txt" | head -40
   done

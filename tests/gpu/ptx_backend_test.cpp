@@ -428,7 +428,7 @@ TEST(PtxAncestors, CapturedInAGraphAndReplayed) {
 // Metropolis, Megopolis and rejection (ptx/chains.ptx), in every form, and permuted ancestors
 // (Code 7 after the draw; the chains' claims fused into their kernel).
 
-TEST(PtxChains, EveryFormEqualsCpuAndCudaBitForBit) {
+TEST(PtxChains, EveryFormEqualCpuAndCudaBitForBit) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const key k{31, 4};
   options fixed;
