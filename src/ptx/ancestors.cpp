@@ -15,8 +15,6 @@
 //                 cumulative offspring by the offspring scan after it.
 // Permuted ancestors add Code 7's passes (ptx/permute.ptx); the chain kernel makes the PREPERMUTE
 // claims itself.
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +23,7 @@
 #include "resample/core/validate.hpp"
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
+#include "grid.hpp"
 #include "look_back_storage.hpp"
 #include "status_layout.hpp"
 #include "weight_summary.hpp"
@@ -41,13 +40,7 @@ void check_call(scheme s, std::size_t n, const options& opt) {
                         "resampling so far; " + std::string(name(s)) + " is on the cpu and cuda backends");
   }
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
-  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
-      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
-    throw_bad_metropolis_eps(opt.metropolis_eps);
-  }
-  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
-    throw_rejection_bound_not_finite(*opt.rejection_log_bound);
-  }
+  check_scheme_options(s, opt);
   if (opt.device_gate != nullptr || opt.device_step != nullptr) {
     throw invalid_input("the ptx backend does not take options::device_gate or options::device_step yet");
   }
@@ -76,13 +69,6 @@ summary_request request_for(scheme s, const options& opt) {
 }
 
 constexpr unsigned chain_threads = 256;  // one particle per thread
-constexpr unsigned grid_threads = 256;   // the grid-stride conversion kernels (at most 4096 blocks)
-
-unsigned blocks_for(std::size_t n, unsigned threads, std::size_t most) {
-  return static_cast<unsigned>(std::clamp<std::size_t>((n + threads - 1) / threads, 1, most));
-}
-
-std::uint64_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 template <class T, class Index>
 void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
@@ -105,15 +91,15 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const std::uint32_t is_double = sizeof(T) == 8 ? 1 : 0, index64 = sizeof(Index) == 8 ? 1 : 0;
   scan.clear(stream);
   enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, request_for(s, opt), stream);
-  const unsigned grid = blocks_for(n, grid_threads, 4096);
+  const unsigned grid = grid_for(n);
   const std::uint64_t slots_at = address(slots);
   if (slots != nullptr) {  // Code 7's d = N, written once the verdict is good
-    launch("resample_fill_indices", grid, grid_threads, stream, {&slots_at, &count, &index64, &count, &status});
+    launch("resample_fill_indices", grid, threads, stream, {&slots_at, &count, &index64, &count, &status});
   }
   const std::uint64_t drawn_at = address(drawn != nullptr ? drawn : out);
   if (chain) {
     const std::uint32_t kind = chain_kind(s);
-    launch("resample_chains", blocks_for(n, chain_threads, std::size_t{1} << 31), chain_threads, stream,
+    launch("resample_chains", static_cast<unsigned>((n + chain_threads - 1) / chain_threads), chain_threads, stream,
            {&weights, &count, &is_double, &index64, &kind, &status, &k.seed, &k.stream, &step, &drawn_at, &slots_at});
   } else {
     const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
@@ -124,18 +110,18 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
            {&weights, &count, &is_double, &index64, &stratified, &scan.status_at, &scan.ticket_at, &scan.flags_at,
             &scan.aggregates_at, &scan.inclusives_at, &U, &k.seed, &k.stream, &step, &comb_out, &written});
     if (f == form::permuted) {
-      launch("resample_prepermute", grid, grid_threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
+      launch("resample_prepermute", grid, threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
     }
   }
   const std::uint64_t out_at = address(out);
   if (f == form::permuted) {
-    launch("resample_chase", grid, grid_threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
-    launch("resample_gather", grid, grid_threads, stream, {&drawn_at, &slots_at, &count, &index64, &status, &out_at});
+    launch("resample_chase", grid, threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
+    launch("resample_gather", grid, threads, stream, {&drawn_at, &slots_at, &count, &index64, &status, &out_at});
   } else if (chain && f != form::ancestors) {  // Code 9, then (cumulative) the scan of the counts
     const std::uint64_t counts_at = f == form::cumulative ? address(counts) : out_at;
     const std::uint64_t zero = 0;
-    launch("resample_fill_indices", grid, grid_threads, stream, {&counts_at, &count, &index64, &zero, &status});
-    launch("resample_count_offspring", grid, grid_threads, stream, {&drawn_at, &count, &index64, &status, &counts_at});
+    launch("resample_fill_indices", grid, threads, stream, {&counts_at, &count, &index64, &zero, &status});
+    launch("resample_count_offspring", grid, threads, stream, {&drawn_at, &count, &index64, &status, &counts_at});
     if (f == form::cumulative) {
       // the look-back's ticket and flags are still as scan.clear left them: the chains used none
       launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,

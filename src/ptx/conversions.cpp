@@ -8,7 +8,6 @@
 //   permute                           check, d = N, PREPERMUTE by atom.min, the losers' chase, the
 //                                     gather (ptx/permute.ptx)
 // The verdict is in the temp storage's first bytes (cuda::check_status); a bad input writes nothing.
-#include <algorithm>
 #include <cstdint>
 
 #include "cuda/detail/temp_storage.hpp"
@@ -16,21 +15,13 @@
 #include "resample/core/error.hpp"
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
+#include "grid.hpp"
 #include "look_back_storage.hpp"
 #include "status_layout.hpp"
 
 namespace resample::ptx {
 namespace detail {
 namespace {
-
-constexpr unsigned threads = 256;  // the grid-stride kernels' blocks
-
-/// Grid-stride kernels: one index per thread per step, at most 4096 blocks.
-unsigned grid_for(std::size_t n) {
-  return static_cast<unsigned>(std::clamp<std::size_t>((n + threads - 1) / threads, 1, 4096));
-}
-
-std::uint64_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 template <class Index>
 void check_call(std::size_t n, const void* in, const void* out) {

@@ -12,6 +12,7 @@
 
 #include "resample/core/error.hpp"
 #include "resample/core/exact_cdf.hpp"
+#include "resample/core/options.hpp"
 
 namespace resample {
 
@@ -99,6 +100,18 @@ namespace resample {
 
 [[noreturn]] inline void throw_rejection_bound_not_finite(double log_bound) {
   throw invalid_input("rejection bound must be finite, got log bound " + detail::format_value(log_bound));
+}
+
+/// The options a scheme checks on the host before any work (the device backends, whose other
+/// checks run on the device): Metropolis' eps when B is not given, rejection's bound.
+inline void check_scheme_options(scheme s, const options& opt) {
+  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
+      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
+    throw_bad_metropolis_eps(opt.metropolis_eps);
+  }
+  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
+    throw_rejection_bound_not_finite(*opt.rejection_log_bound);
+  }
 }
 
 /// log_w, the first log-weight above the bound, at index i.

@@ -47,17 +47,6 @@ inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
   return static_cast<unsigned>((threads + block - 1) / block);
 }
 
-/// The CPU backends' checks of a scheme's options (host side, before anything is enqueued).
-inline void check_scheme_options(scheme s, const options& opt) {
-  if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
-      !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
-    throw_bad_metropolis_eps(opt.metropolis_eps);
-  }
-  if (s == scheme::rejection && opt.rejection_log_bound && !std::isfinite(*opt.rejection_log_bound)) {
-    throw_rejection_bound_not_finite(*opt.rejection_log_bound);
-  }
-}
-
 __device__ inline bool summary_failed(const device_status& st) {
   return st.first_bad != 0 || st.max_key <= order_key(-std::numeric_limits<double>::infinity());
 }
