@@ -7,6 +7,7 @@
 #include <quadmath.h>
 
 #include "resample/core/deterministic_math.hpp"
+#include "resample/core/metropolis_rule.hpp"
 #include "resample/core/philox.hpp"
 #include "resample/core/random.hpp"
 
@@ -69,6 +70,31 @@ TEST(DeterministicMath, LockstepExpOfNonpositiveIsDeterministicExp) {
     deterministic_exp_nonpositive(x, e);
     for (int m = 0; m < 8; ++m) ASSERT_EQ(bits_of_double(e[m]), bits_of_double(deterministic_exp(x[m]))) << "x = " << x[m];
   }
+}
+
+// metropolis_accept skips the exp for an uphill move, d >= 0, because every uniform it is given
+// is below 1 and deterministic_exp(d) is at least 1 there. Both halves of that claim, checked:
+// the exp near 0 (where the series alone decides), across each k's reduction boundary, and over
+// the whole range; the largest uniform_open can return.
+TEST(DeterministicMath, ExpOfNonnegativeIsAtLeastOneSoUphillMovesNeedNoExp) {
+  EXPECT_EQ(deterministic_exp(0.0), 1.0);
+  EXPECT_EQ(deterministic_exp(-0.0), 1.0);
+  double x = std::numeric_limits<double>::denorm_min();
+  for (int i = 0; i < 2000; ++i, x = std::nextafter(x, 1.0)) ASSERT_GE(deterministic_exp(x), 1.0) << "x = " << x;
+  for (int k = 0; k < 1024; ++k) {
+    const double edge = (k + 0.5) * 0.6931471805599453;  // where round(x / ln 2) steps from k to k + 1
+    double y = edge;
+    for (int i = 0; i < 64; ++i) y = std::nextafter(y, 0.0);
+    for (int i = 0; i < 128; ++i, y = std::nextafter(y, 1e308)) ASSERT_GE(deterministic_exp(y), 1.0) << "x = " << y;
+  }
+  philox_stream s({15, 16}, 0, 0);
+  for (int trial = 0; trial < 1000000; ++trial) {
+    const double d = trial % 2 ? 710.0 * uniform_open(s) : 1e-3 * uniform_open(s);
+    ASSERT_GE(deterministic_exp(d), 1.0) << "x = " << d;
+  }
+  EXPECT_LT(uniform_open_53(~std::uint64_t{0}), 1.0);
+  EXPECT_TRUE(metropolis_accept(1.0, 1.0, uniform_open_53(~std::uint64_t{0})));
+  EXPECT_FALSE(metropolis_accept(0.0, 1.0, uniform_open_53(~std::uint64_t{0})));
 }
 
 TEST(DeterministicMath, LogIsFaithfulOverTheWholeRange) {

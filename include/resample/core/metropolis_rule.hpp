@@ -29,7 +29,12 @@ RESAMPLE_HOST_DEVICE inline bool metropolis_accept(T lw_j, T lw_k, double u) {
   constexpr T zero = -std::numeric_limits<T>::infinity();
   if (lw_j == zero) return false;
   if (lw_k == zero) return true;
-  return u < deterministic_exp(static_cast<double>(lw_j) - static_cast<double>(lw_k));
+  // u < 1 <= deterministic_exp(d) for every d >= 0 (for d < ln(2)/2 the series has only
+  // positive terms; beyond, 2^k >= 2 times e^r >= e^(-ln(2)/2)), so the exp, the chains' main
+  // cost, is needed only for a move downhill. The answer, hence every bit, is unchanged.
+  const double d = static_cast<double>(lw_j) - static_cast<double>(lw_k);
+  if (d >= 0.0) return true;
+  return u < deterministic_exp(d);
 }
 
 }  // namespace resample
