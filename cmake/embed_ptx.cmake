@@ -1,14 +1,21 @@
 # cmake -DOUTPUT_CPP=... -DOUTPUT_PTX=... -DSOURCES="a.ptx;b.ptx" -P embed_ptx.cmake
 # Writes the PTX files, in the order given, as C++ strings (OUTPUT_CPP), so nothing is looked up
 # in the working directory:
-#   module_sources  each file as written (a translation unit of its own; the tests' simulator reads these)
-#   module_text     the files joined into one module (OUTPUT_PTX too, for ptxas): one header, the
-#                   files' own headers and .extern declarations dropped. The files are listed
-#                   callees first, so every call follows its callee's definition. One module lets
-#                   the JIT inline calls across files, which separately compiled units (cuLink)
-#                   made into real calls through the ABI.
+#   module_sources  each file as written: a whole module of its own (ptxas assembles it alone),
+#                   with verbatim copies of the functions it calls from the other files
+#   module_text     the files joined into one module (OUTPUT_PTX too, for ptxas): one header and
+#                   each file's own code, the copies left out, so every function is defined once.
+#                   The files are listed callees first, so every call follows its callee's
+#                   definition. One module lets the JIT inline calls across files.
+# A copy is the block
+#   // ---- copy of NAME.ptx (...) ----  ...NAME.ptx's own code...  // ---- end of the copy of NAME.ptx ----
+# that scripts/sync_ptx_copies.py writes; this script fails the build when one differs from the
+# own code of the file it copies (a function edited in one place and not synced).
+cmake_policy(VERSION 3.24)
 set(entries "")
 set(joined ".version 8.0\n.target sm_90\n.address_size 64\n")
+set(copy_begin "// ---- copy of ")
+string(LENGTH "${copy_begin}" copy_begin_length)
 foreach(source IN LISTS SOURCES)
   file(READ "${source}" text)
   get_filename_component(name "${source}" NAME)
@@ -17,10 +24,52 @@ foreach(source IN LISTS SOURCES)
     message(FATAL_ERROR "${name} contains the raw-string delimiter )resample_ptx\"")
   endif()
   string(APPEND entries "    {\"${name}\", R\"resample_ptx(${text})resample_ptx\"},\n")
-  set(body "\n${text}")
-  string(REGEX REPLACE "\n\\.(version|target|address_size) [^\n]*" "" body "${body}")
-  string(REGEX REPLACE "\n\\.extern \\.func[^;]*;" "" body "${body}")
-  string(APPEND joined "\n// ---- ${name}${body}")
+  string(REGEX MATCH "\n\\.address_size [^\n]*\n" header "${text}")
+  if(header STREQUAL "")
+    message(FATAL_ERROR "ptx/${name}: no .address_size line ending its header")
+  endif()
+  string(FIND "${text}" "${header}" header_at)
+  string(SUBSTRING "${text}" 0 ${header_at} preamble)
+  string(REGEX REPLACE "\n\\.(version|target) [^\n]*" "" preamble "${preamble}")
+  string(LENGTH "${header}" header_length)
+  math(EXPR rest_at "${header_at} + ${header_length}")
+  string(SUBSTRING "${text}" ${rest_at} -1 rest)
+  # Take the copies out of the rest, checking each against the own code of the file it copies.
+  set(own "")
+  while(TRUE)
+    string(FIND "${rest}" "${copy_begin}" begin)
+    if(begin EQUAL -1)
+      break()
+    endif()
+    string(SUBSTRING "${rest}" 0 ${begin} before)
+    string(APPEND own "${before}")
+    math(EXPR name_at "${begin} + ${copy_begin_length}")
+    string(SUBSTRING "${rest}" ${name_at} -1 rest)
+    string(REGEX MATCH "^[^ \n]+" copied "${rest}")
+    string(FIND "${rest}" "\n" line_end)
+    math(EXPR content_at "${line_end} + 1")
+    string(SUBSTRING "${rest}" ${content_at} -1 rest)
+    set(copy_end "// ---- end of the copy of ${copied} ----\n")
+    string(FIND "${rest}" "${copy_end}" end)
+    if(end EQUAL -1 OR NOT DEFINED "own_code_${copied}")
+      message(FATAL_ERROR "ptx/${name}: the copy of ${copied} has no end marker, or ${copied} is not an "
+                          "earlier file of the module (run scripts/sync_ptx_copies.py)")
+    endif()
+    string(SUBSTRING "${rest}" 0 ${end} content)
+    if(NOT content STREQUAL "${own_code_${copied}}")
+      message(FATAL_ERROR "ptx/${name}: its copy of ${copied} differs from ptx/${copied}; edit the function "
+                          "in ptx/${copied} only, then run scripts/sync_ptx_copies.py")
+    endif()
+    string(LENGTH "${copy_end}" copy_end_length)
+    math(EXPR after "${end} + ${copy_end_length}")
+    string(SUBSTRING "${rest}" ${after} -1 rest)
+  endwhile()
+  string(APPEND own "${rest}")
+  string(REGEX REPLACE "\n?\\.extern \\.func[^;]*;" "" own "${own}")
+  string(REGEX REPLACE "^\n+" "" own "${own}")
+  string(REGEX REPLACE "\n+$" "" own "${own}")
+  set("own_code_${name}" "${own}\n")
+  string(APPEND joined "\n// ---- ${name}\n${preamble}\n${own}\n")
 endforeach()
 list(LENGTH SOURCES count)
 file(WRITE "${OUTPUT_PTX}" "${joined}")

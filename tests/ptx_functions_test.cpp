@@ -34,15 +34,9 @@
 namespace resample {
 namespace {
 
-// Every file of the module, as the driver's linker sees them.
-std::string module_text() {
-  std::string text;
-  for (std::size_t i = 0; i < ptx::detail::module_source_count; ++i) text += ptx::detail::module_sources[i].text;
-  return text;
-}
-
+// The module as the driver's JIT gets it: the files joined, each function once.
 const test::ptx_interpreter& module() {
-  static const test::ptx_interpreter m(module_text());
+  static const test::ptx_interpreter m(ptx::detail::module_text);
   return m;
 }
 
@@ -181,7 +175,7 @@ struct simulated_statistics {
 template <class T>
 simulated_statistics simulate_statistics(const std::vector<T>& lw, unsigned grid, unsigned threads,
                                          std::uint32_t wanted = 3) {
-  test::ptx_interpreter sim(module_text());
+  test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t weights = sim.alloc_copy(lw);
   const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
   const std::uint64_t sums = sim.alloc(16 * grid), squares = (wanted & 2) ? sim.alloc(16 * grid) : 0;
@@ -248,7 +242,7 @@ TEST(PtxKernels, BadInputGivesTheCpusVerdictAndNoResult) {
 }
 
 TEST(PtxKernels, PhiloxBlocksKernel) {
-  test::ptx_interpreter sim(module_text());
+  test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t count = 100, first = 0xFFFFFFF0ULL;  // the index's high word changes midway
   const std::uint64_t out = sim.alloc(16 * 128);
   sim.launch("resample_philox_blocks", 2, 64, {5, 6, first, count, 7, 2, out});
@@ -284,7 +278,7 @@ enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative 
 template <class T, class Index>
 simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads,
                              comb_form form = comb_form::ancestors) {
-  test::ptx_interpreter sim(module_text());
+  test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const unsigned grid = 3;
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
@@ -395,7 +389,7 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   // once. Here tile 40 runs again with tiles 1..39 showing only their aggregates (flag 1) and tile
   // 0 its inclusive prefix: the look-back must add 39 aggregates over two windows of 32. Two of
   // the aggregates trade 2^64 + 5, so a lost carry or a tile counted twice or skipped changes C.
-  test::ptx_interpreter sim(module_text());
+  test::ptx_interpreter sim(ptx::detail::module_text);
   constexpr unsigned threads = 32, tile = 8 * threads;
   const std::uint64_t n = 41 * tile + 100, tiles = 42;
   const auto lw = test::log_weights(n, 2.0, 17);
@@ -467,7 +461,7 @@ struct simulated_conversion {
 
 template <class Index>
 simulated_conversion simulate_conversion(conversion op, const std::vector<Index>& in) {
-  test::ptx_interpreter sim(module_text());
+  test::ptx_interpreter sim(ptx::detail::module_text);
   constexpr unsigned grid = 3, threads = 32;
   const std::uint64_t n = in.size(), index64 = sizeof(Index) == 8, tiles = (n + 8 * threads - 1) / (8 * threads);
   const std::uint64_t from = sim.alloc_copy(in), status = sim.alloc(sizeof(cuda::device_status));
@@ -598,7 +592,7 @@ struct simulated_chains {
 template <class T, class Index>
 simulated_chains simulate_chains(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, const options& opt,
                                  bool claim = false) {
-  test::ptx_interpreter sim(module_text());
+  test::ptx_interpreter sim(ptx::detail::module_text);
   constexpr unsigned grid = 3, threads = 64;
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));

@@ -1,5 +1,6 @@
-// The library's PTX module: the translation units ptx/*.ptx (embedded at build time: module_sources),
-// linked by the driver's JIT linker once per CUDA context, for the context's device.
+// The library's PTX module: the files ptx/*.ptx (embedded at build time: module_sources), joined
+// into one module (module_text), compiled by the driver's JIT once per CUDA context, for the
+// context's device.
 #pragma once
 
 #include <cstddef>
@@ -11,12 +12,13 @@
 namespace resample::ptx::detail {
 
 struct ptx_source {
-  const char* name;  ///< the file's name, for the JIT's messages
+  const char* name;  ///< the file's name
   const char* text;
 };
 extern const ptx_source module_sources[];
 extern const std::size_t module_source_count;
-/// The files joined into one module (one header, no .extern declarations): what the JIT compiles.
+/// The files joined into one module (one header; each file's own code, the copies of other
+/// files' functions left out): what the JIT compiles.
 extern const char* const module_text;
 
 /// Kernel `name` (a string literal: the cache keeps the pointer's text) of the module in the current

@@ -30,8 +30,8 @@ namespace resample::test {
 
 class ptx_interpreter {
  public:
-  /// `module`: the text of the module's files, concatenated (their .extern declarations are
-  /// resolved by name among all the functions read).
+  /// `module`: the text of a module (calls resolved by name among all the functions read; .extern
+  /// declarations skipped).
   explicit ptx_interpreter(const std::string& module) { parse(module); }
 
   /// Runs .func `name` on one thread with its input parameters' values as bit patterns (a .f64 as
