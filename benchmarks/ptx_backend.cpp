@@ -8,7 +8,8 @@
 //                                 cumulative_to_ancestors, permute; the chains: metropolis,
 //                                 megopolis, rejection (ancestors; B from eps = 0.01) and
 //                                 megopolis_permuted (PTX: the claims fused into the chain kernel;
-//                                 CUDA C: ancestors, then permute); N = 2^12 .. 2^24
+//                                 CUDA C: ancestors, then permute); multinomial (Code 2: the exact
+//                                 C written, then a binary search per draw); N = 2^12 .. 2^24
 //
 // Counters: bytes_moved (the roofline's bytes: 12 per particle for the resamplers -- the
 // log-weights read twice, for the max and for the CDF, and the result written; 4 for
@@ -84,7 +85,8 @@ enum class op {
   metropolis,
   megopolis,
   rejection,
-  megopolis_permuted
+  megopolis_permuted,
+  multinomial
 };
 
 /// One call of `o` on `b`: two-phase temp storage sized once, then timed enqueues.
@@ -97,6 +99,7 @@ void run(benchmark::State& state, backend b, op o) {
                    : o == op::metropolis             ? scheme::metropolis
                    : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis
                    : o == op::rejection              ? scheme::rejection
+                   : o == op::multinomial            ? scheme::multinomial
                                                      : scheme::systematic;
   cuda::host::device_vector<std::int32_t> drawn(o == op::megopolis_permuted && b == backend::cuda ? n : 1);
   std::uint32_t step = 0;
@@ -172,7 +175,8 @@ int main(int argc, char** argv) {
                                             {op::metropolis, "metropolis"},
                                             {op::megopolis, "megopolis"},
                                             {op::rejection, "rejection"},
-                                            {op::megopolis_permuted, "megopolis_permuted"}};
+                                            {op::megopolis_permuted, "megopolis_permuted"},
+                                            {op::multinomial, "multinomial"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {
       benchmark::RegisterBenchmark((std::string(prefix) + name).c_str(),

@@ -26,7 +26,7 @@ log="$out/ptx_checks.txt"
         "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
     done
   done
-  echo "ptx multinomial says: $("$build/bin/resample" ancestors --log --backend ptx --scheme multinomial --input "$lw" 2>&1)"
+  echo "ptx residual says: $("$build/bin/resample" ancestors --log --backend ptx --scheme residual --input "$lw" 2>&1)"
   echo "== compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
     for t in ptx_backend_test ptx_parity_test; do

@@ -714,5 +714,150 @@ TEST(PtxKernels, RejectionBoundBelowAWeightIsReportedAndNothingWritten) {
   for (const auto x : nan.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
 }
 
+// ---------------------------------------------------------------------------------------------
+// Multinomial (Code 2): the comb kernel's form 3 writes the exact C_i, then resample_multinomial
+// draws v_j by Lemire's 128-bit rule and searches C (ptx/multinomial.ptx).
+
+u128 u128_of(std::uint64_t lo, std::uint64_t hi) { return (static_cast<u128>(hi) << 64) | lo; }
+
+TEST(PtxFunctions, TwoTo128ModQIsTheCpps) {
+  const u128 top = ~u128{0};
+  std::vector<u128> qs = {1, 2, 3, 7, u128{1} << 63, (u128{1} << 64) - 1, u128{1} << 64, (u128{1} << 64) + 1,
+                          u128{1} << 96, (u128{1} << 127) - 1, u128{1} << 127, (u128{1} << 127) + 1, top - 1, top};
+  std::mt19937_64 rng(128);
+  for (int i = 0; i < 300; ++i) qs.push_back(u128_of(rng(), rng() >> (i % 64)) | 1);
+  for (const u128 q : qs) {
+    const auto got = module().call("resample_two_to_128_mod", {static_cast<std::uint64_t>(q), static_cast<std::uint64_t>(q >> 64)});
+    std::uint64_t r[2];
+    std::memcpy(r, got.data(), 16);
+    const u128 want = (0 - q) % q;
+    ASSERT_TRUE(u128_of(r[0], r[1]) == want) << "Q = " << static_cast<std::uint64_t>(q >> 64) << " 2^64 + "
+                                             << static_cast<std::uint64_t>(q);
+  }
+}
+
+/// resample_multinomial alone on a status holding Q and a table C with C_(N-1) = Q: Lemire's draw
+/// for a Q the weights seldom give (near 2^128, just above 2^127: half the draws are redrawn). The
+/// table holds v_j and v_j + 1 for the first 150 particles' v_j, so their search pins v_j itself:
+/// v_j - 1 or v_j + 1 would find another entry.
+TEST(PtxKernels, MultinomialDrawIsLemiresExactDrawForAnyQ) {
+  const key k{21, 4};
+  const std::uint32_t step = 6;
+  const u128 top = ~u128{0};
+  for (const u128 q : {(u128{1} << 127) + 1, top, top / 3 * 2 + 5, (u128{1} << 64) + 12345, u128{1} << 100}) {
+    std::vector<u128> C;
+    for (std::uint64_t j = 0; j < 150; ++j) {
+      philox_stream s(k, j, step);
+      const u128 v = uniform_below(s, q);
+      C.push_back(v);
+      if (v + 1 < q) C.push_back(v + 1);
+    }
+    C.push_back(q);
+    std::sort(C.begin(), C.end());
+    C.erase(std::unique(C.begin(), C.end()), C.end());
+    const std::uint64_t n = C.size();
+    std::vector<std::uint64_t> table;
+    for (const u128 c : C) {
+      table.push_back(static_cast<std::uint64_t>(c));
+      table.push_back(static_cast<std::uint64_t>(c >> 64));
+    }
+    test::ptx_interpreter sim(ptx::detail::module_text);
+    cuda::device_status st{};
+    st.total = q;
+    const std::uint64_t status = sim.alloc(sizeof st);
+    sim.write(status, st);
+    const std::uint64_t cdf = sim.alloc_copy(table), a = sim.alloc_copy(std::vector<std::int64_t>(n, -7));
+    sim.launch("resample_multinomial", 2, 64, {cdf, n, 1, status, k.seed, k.stream, step, a});
+    std::size_t redrawn = 0;
+    for (std::uint64_t j = 0; j < n; ++j) {
+      philox_stream s(k, j, step), count(k, j, step);
+      const u128 v = uniform_below(s, q);
+      const auto want = static_cast<std::int64_t>(std::upper_bound(C.begin(), C.end(), v) - C.begin());
+      ASSERT_EQ(sim.read<std::int64_t>(a + 8 * j), want) << "particle " << j;
+      for (int w = 0; w < 4; ++w) count.next();  // one try takes one block of four words
+      redrawn += count.next() != s.next();
+    }
+    if (q == (u128{1} << 127) + 1) {
+      EXPECT_GT(redrawn, n / 4) << "the rejection path was hardly taken";
+    }
+  }
+}
+
+struct simulated_multinomial {
+  cuda::device_status status;
+  std::vector<u128> C;
+  std::vector<std::int64_t> a;
+};
+
+/// What src/ptx/ancestors.cpp enqueues for multinomial ancestors, on the simulator.
+template <class T, class Index>
+simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std::uint32_t step, unsigned threads) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  const unsigned grid = 3;
+  const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
+  const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * grid), ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
+  const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
+  const std::uint64_t cdf = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
+  const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
+  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
+  sim.launch("resample_weight_statistics", 1, 64,
+             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+  sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
+             {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, 0, k.seed, k.stream,
+              step, cdf, 3});
+  sim.launch("resample_multinomial", grid, 64, {cdf, n, index64, status, k.seed, k.stream, step, a});
+  simulated_multinomial r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    r.C.push_back(u128_of(sim.read<std::uint64_t>(cdf + 16 * i), sim.read<std::uint64_t>(cdf + 16 * i + 8)));
+    r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  }
+  return r;
+}
+
+template <class T, class Index>
+void expect_multinomial_equals_cpu(const std::vector<T>& lw, unsigned threads, const std::string& what) {
+  const key k{13, 2};
+  const std::uint32_t step = 5;
+  std::vector<Index> want(lw.size());
+  cpu::ancestors(cpu::serial{}, scheme::multinomial, std::span<const T>(lw), k, step, std::span<Index>(want));
+  const auto got = simulate_multinomial<T, Index>(lw, k, step, threads);
+  ASSERT_EQ(got.status.code, 0) << what;
+  const auto summary = cpu::summarise(cpu::serial{}, std::span<const T>(lw));
+  u128 c = 0;
+  for (std::size_t i = 0; i < lw.size(); ++i) {  // the table: C_i, exactly
+    c += quantised_weight(lw[i], static_cast<T>(summary.max_log_w), summary.fraction);
+    ASSERT_TRUE(got.C[i] == c) << what << ": C differs at " << i;
+  }
+  for (std::size_t j = 0; j < lw.size(); ++j) {
+    ASSERT_EQ(got.a[j], static_cast<std::int64_t>(want[j])) << what << ": ancestor " << j;
+  }
+}
+
+TEST(PtxKernels, MultinomialEqualsCpu) {
+  // N = 1; a partial tile; 20 tiles of 512 (the look-back's windows); zeros, float, int64
+  for (const std::size_t n : {std::size_t{1}, std::size_t{77}, std::size_t{10000}}) {
+    const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 9, n > 2);
+    expect_multinomial_equals_cpu<double, std::int32_t>(lw, 64, "N = " + std::to_string(n));
+  }
+  const auto lw = test::log_weights(3000, 4.0, 10, true);
+  const std::vector<float> lwf(lw.begin(), lw.end());
+  expect_multinomial_equals_cpu<float, std::int64_t>(lwf, 32, "float / int64");
+}
+
+TEST(PtxKernels, MultinomialWritesNothingForBadInput) {
+  auto lw = test::log_weights(200, 1.0, 12);
+  lw[150] = std::numeric_limits<double>::infinity();
+  const auto got = simulate_multinomial<double, std::int32_t>(lw, {1, 1}, 0, 32);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
+  EXPECT_EQ(got.status.index, 150u);
+  for (const auto x : got.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
+  for (const u128 c : got.C) ASSERT_TRUE(c == u128_of(7, 7)) << "the table was written for bad input";
+}
+
 }  // namespace
 }  // namespace resample

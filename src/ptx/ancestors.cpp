@@ -10,9 +10,11 @@
 //                 O (ptx/comb_look_back.ptx): the counts are written from the comb directly.
 //                 Systematic's word U is drawn here, on the host, from Philox at
 //                 (shared_index, step), as the cuda backend draws it.
-//   metropolis, megopolis, rejection: resample_chains, one thread per particle (ptx/chains.ptx);
-//                 offspring by Code 9 (resample_count_offspring) from ancestors in temp storage,
-//                 cumulative offspring by the offspring scan after it.
+//   multinomial:  resample_comb_look_back's form 3 writes the exact C_i (16 bytes per particle of
+//                 temp storage), then resample_multinomial draws and searches (ptx/multinomial.ptx);
+//   metropolis, megopolis, rejection: resample_chains, one thread per particle (ptx/chains.ptx).
+//   Multinomial and the chains count their offspring by Code 9 (resample_count_offspring) from
+//   ancestors in temp storage; cumulative offspring by the offspring scan after it.
 // Permuted ancestors add Code 7's passes (ptx/permute.ptx); the chain kernel makes the PREPERMUTE
 // claims itself.
 #include <cstdint>
@@ -36,8 +38,8 @@ template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
   if (!has_scheme(s)) {
-    throw invalid_input("the ptx backend has systematic, stratified, metropolis, megopolis and rejection "
-                        "resampling so far; " + std::string(name(s)) + " is on the cpu and cuda backends");
+    throw invalid_input("the ptx backend has systematic, stratified, multinomial, metropolis, megopolis and "
+                        "rejection resampling so far; " + std::string(name(s)) + " is on the cpu and cuda backends");
   }
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
   check_scheme_options(s, opt);
@@ -50,6 +52,10 @@ void check_call(scheme s, std::size_t n, const options& opt) {
 enum class form : std::uint32_t { ancestors = 0, offspring = 1, cumulative = 2, permuted = 3 };
 
 bool is_chain(scheme s) { return s == scheme::metropolis || s == scheme::megopolis || s == scheme::rejection; }
+
+/// Schemes whose kernels write ancestors only (the chains and multinomial): their offspring forms
+/// are counted from the ancestors.
+bool draws_ancestors_only(scheme s) { return is_chain(s) || s == scheme::multinomial; }
 
 /// The chain kernel's kind_in.
 std::uint32_t chain_kind(scheme s) { return s == scheme::metropolis ? 0 : s == scheme::megopolis ? 1 : 2; }
@@ -74,14 +80,15 @@ template <class T, class Index>
 void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
              Index* out, form f, const options& opt, cudaStream_t stream) {
   check_call<Index>(s, n, opt);
-  const bool chain = is_chain(s);
+  const bool chain = is_chain(s), counted = draws_ancestors_only(s), multinomial = s == scheme::multinomial;
   const std::size_t tiles = tile_count(n);
   cuda::detail::carve c(d_temp);
   const auto scan = look_back_storage::take(c, tiles);
   auto* sums = c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   // the draw's ancestors (or a chain's counts) when they are not the output; Code 7's slots
-  Index* drawn = (f == form::permuted || (chain && f != form::ancestors)) ? c.take<Index>(n) : nullptr;
-  Index* counts = chain && f == form::cumulative ? c.take<Index>(n) : nullptr;
+  Index* drawn = (f == form::permuted || (counted && f != form::ancestors)) ? c.take<Index>(n) : nullptr;
+  Index* counts = counted && f == form::cumulative ? c.take<Index>(n) : nullptr;
+  auto* cdf = multinomial ? c.take<std::uint64_t>(2 * n) : nullptr;  // C_i, {lo, hi}
   Index* slots = f == form::permuted ? c.take<Index>(n) : nullptr;
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (address(out) % sizeof(Index) != 0) {
@@ -103,12 +110,17 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
            {&weights, &count, &is_double, &index64, &kind, &status, &k.seed, &k.stream, &step, &drawn_at, &slots_at});
   } else {
     const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
-    const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
-    const std::uint64_t comb_out = f == form::permuted ? drawn_at : address(out);
+    constexpr std::uint32_t exact_cdf = 3;  // the comb kernel's form that writes C_i instead
+    const auto written = multinomial ? exact_cdf : static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
+    const std::uint64_t comb_out = multinomial ? address(cdf) : f == form::permuted ? drawn_at : address(out);
     const std::uint32_t U = philox_stream(k, shared_index, step).next();
     launch("resample_comb_look_back", static_cast<unsigned>(tiles), tile_threads, stream,
            {&weights, &count, &is_double, &index64, &stratified, &scan.status_at, &scan.ticket_at, &scan.flags_at,
             &scan.aggregates_at, &scan.inclusives_at, &U, &k.seed, &k.stream, &step, &comb_out, &written});
+    if (multinomial) {
+      launch("resample_multinomial", grid, threads, stream,
+             {&comb_out, &count, &index64, &status, &k.seed, &k.stream, &step, &drawn_at});
+    }
     if (f == form::permuted) {
       launch("resample_prepermute", grid, threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
     }
@@ -117,13 +129,14 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   if (f == form::permuted) {
     launch("resample_chase", grid, threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
     launch("resample_gather", grid, threads, stream, {&drawn_at, &slots_at, &count, &index64, &status, &out_at});
-  } else if (chain && f != form::ancestors) {  // Code 9, then (cumulative) the scan of the counts
+  } else if (counted && f != form::ancestors) {  // Code 9, then (cumulative) the scan of the counts
     const std::uint64_t counts_at = f == form::cumulative ? address(counts) : out_at;
     const std::uint64_t zero = 0;
     launch("resample_fill_indices", grid, threads, stream, {&counts_at, &count, &index64, &zero, &status});
     launch("resample_count_offspring", grid, threads, stream, {&drawn_at, &count, &index64, &status, &counts_at});
     if (f == form::cumulative) {
-      // the look-back's ticket and flags are still as scan.clear left them: the chains used none
+      // the chains used no look-back; multinomial's table did
+      if (multinomial) scan.clear_look_back(stream);
       launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,
              {&counts_at, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at,
               &scan.inclusives_at, &out_at, &status});

@@ -48,6 +48,13 @@ struct look_back_storage {
   void clear(cudaStream_t stream) const {
     cuda::check(cudaMemsetAsync(status, 0, zeroed_bytes, stream), "cudaMemsetAsync (PTX status and look-back flags)");
   }
+
+  /// Zeroes the ticket and the flags only, keeping the status: a second look-back in one call.
+  void clear_look_back(cudaStream_t stream) const {
+    const std::size_t status_bytes = ticket_at - status_at;
+    cuda::check(cudaMemsetAsync(reinterpret_cast<void*>(ticket_at), 0, zeroed_bytes - status_bytes, stream),
+                "cudaMemsetAsync (PTX look-back flags)");
+  }
 };
 
 }  // namespace resample::ptx::detail

@@ -80,7 +80,7 @@ TEST(PtxModuleText, EveryFileIsAnSm90UnitAndEveryKernelIsThere) {
         "resample_comb_look_back", "resample_check_ancestors", "resample_check_cumulative", "resample_index_verdict",
         "resample_fill_indices", "resample_count_offspring", "resample_offspring_scan",
         "resample_cumulative_to_ancestors", "resample_prepermute", "resample_chase", "resample_gather",
-        "resample_chains"}) {
+        "resample_chains", "resample_multinomial"}) {
     EXPECT_NE(all.find(std::string(".visible .entry ") + entry), std::string::npos) << entry;
   }
 }
@@ -393,7 +393,7 @@ TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
   const auto call = [&](scheme s, const options& opt) {
     ptx::ancestors<double, std::int32_t>(temp.data(), bytes, s, d_lw.data(), lw.size(), {1, 2}, 3, d_a.data(), opt);
   };
-  EXPECT_THROW(call(scheme::multinomial, {}), invalid_input);
+  EXPECT_THROW(call(scheme::multinomial_sorted, {}), invalid_input);
   EXPECT_THROW(call(scheme::residual, {}), invalid_input);
   options opt;
   opt.cdf = precision::float32;
@@ -459,8 +459,8 @@ TEST(PtxChains, EveryFormEqualCpuAndCudaBitForBit) {
 
 TEST(PtxChains, PermutedAncestorsEqualCpuForEveryScheme) {
   RESAMPLE_SKIP_WITHOUT_GPU();
-  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::metropolis, scheme::megopolis,
-                         scheme::rejection}) {
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial, scheme::metropolis,
+                         scheme::megopolis, scheme::rejection}) {
     for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{4097}, std::size_t{1000003}}) {
       const auto lw = test::log_weights(n, 3.0, static_cast<unsigned>(n) + 8, n > 2);
       const std::string what = std::string(name(s)) + ", N = " + std::to_string(n);
@@ -470,6 +470,64 @@ TEST(PtxChains, PermutedAncestorsEqualCpuForEveryScheme) {
       ptx::host::permuted_ancestors(s, view(lw), {8, 8}, 2, std::span<std::int64_t>(c_ptx));
       ASSERT_EQ(c_ptx, c) << what << ": not cpu::permute of cpu::ancestors";
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multinomial (Code 2): the comb kernel's form 3 writes the exact C, ptx/multinomial.ptx draws and
+// searches; offspring by Code 9, cumulative by the offspring scan (a second look-back in the call).
+
+TEST(PtxMultinomial, EveryFormEqualCpuAndCudaBitForBit) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const key k{17, 5};
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{2049}, std::size_t{100003},
+                              (std::size_t{1} << 22) + 3}) {
+    const auto lw = test::log_weights(n, 2.5, static_cast<unsigned>(n) + 4, n > 2);
+    const std::vector<float> lwf(lw.begin(), lw.end());
+    const std::string what = "N = " + std::to_string(n);
+    std::vector<std::int32_t> a(n), a_cuda(n), a_ptx(n);
+    cpu::ancestors(cpu::serial{}, scheme::multinomial, view(lw), k, 4, std::span<std::int32_t>(a));
+    cuda::host::ancestors(scheme::multinomial, view(lw), k, 4, std::span<std::int32_t>(a_cuda));
+    ptx::host::ancestors(scheme::multinomial, view(lw), k, 4, std::span<std::int32_t>(a_ptx));
+    ASSERT_EQ(a_ptx, a) << what << ": ancestors not the CPU's";
+    ASSERT_EQ(a_ptx, a_cuda) << what << ": ancestors not the cuda backend's";
+    std::vector<std::int64_t> af(n), af_ptx(n);
+    cpu::ancestors(cpu::serial{}, scheme::multinomial, view(lwf), k, 4, std::span<std::int64_t>(af));
+    ptx::host::ancestors(scheme::multinomial, view(lwf), k, 4, std::span<std::int64_t>(af_ptx));
+    ASSERT_EQ(af_ptx, af) << what << ": float / int64 ancestors not the CPU's";
+    std::vector<std::int32_t> o(n), o_ptx(n);
+    cpu::offspring(cpu::serial{}, scheme::multinomial, view(lw), k, 4, std::span<std::int32_t>(o));
+    ptx::host::offspring(scheme::multinomial, view(lw), k, 4, std::span<std::int32_t>(o_ptx));
+    ASSERT_EQ(o_ptx, o) << what << ": offspring not the CPU's";
+    std::vector<std::int64_t> O(n), O_ptx(n);
+    cpu::cumulative_offspring(cpu::serial{}, scheme::multinomial, view(lwf), k, 4, std::span<std::int64_t>(O));
+    ptx::host::cumulative_offspring(scheme::multinomial, view(lwf), k, 4, std::span<std::int64_t>(O_ptx));
+    ASSERT_EQ(O_ptx, O) << what << ": cumulative offspring not the CPU's";
+  }
+}
+
+TEST(PtxMultinomial, CumulativeCapturedInAGraphAndReplayed) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 100003;
+  device_vector<double> d_lw(n);
+  device_vector<std::int32_t> d_O(n);
+  std::size_t bytes = 0;
+  ptx::cumulative_offspring<double, std::int32_t>(nullptr, bytes, scheme::multinomial, d_lw.data(), n, {6, 1}, 3,
+                                                  d_O.data());
+  const device_vector<char> temp(bytes);
+  const captured_call call([&](cudaStream_t stream) {
+    ptx::cumulative_offspring<double, std::int32_t>(temp.data(), bytes, scheme::multinomial, d_lw.data(), n, {6, 1}, 3,
+                                                    d_O.data(), {}, stream);
+  });
+  for (unsigned replay = 0; replay < 3; ++replay) {
+    const auto lw = test::log_weights(n, 1.0 + replay, 300 + replay, true);
+    cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
+    call.replay();
+    (void)cuda::check_status(temp.data(), call.stream());
+    std::vector<std::int32_t> got(n), want(n);
+    d_O.copy_to(std::span<std::int32_t>(got));
+    cpu::cumulative_offspring(cpu::serial{}, scheme::multinomial, view(lw), {6, 1}, 3, std::span<std::int32_t>(want));
+    EXPECT_EQ(got, want) << "replay " << replay;
   }
 }
 

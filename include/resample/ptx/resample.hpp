@@ -46,15 +46,15 @@ template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream = nullptr);
 
-/// Whether the backend has scheme `s` (systematic, stratified, metropolis, megopolis and rejection
-/// so far); the others throw invalid_input.
+/// Whether the backend has scheme `s` (systematic, stratified, multinomial, metropolis, megopolis
+/// and rejection so far); the others throw invalid_input.
 constexpr bool has_scheme(scheme s) {
-  return s == scheme::systematic || s == scheme::stratified || s == scheme::metropolis || s == scheme::megopolis ||
-         s == scheme::rejection;
+  return s == scheme::systematic || s == scheme::stratified || s == scheme::multinomial || s == scheme::metropolis ||
+         s == scheme::megopolis || s == scheme::rejection;
 }
 
-/// One draw of N ancestors (0-based) into a[0, N): systematic or stratified on the exact CDF, or
-/// the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
+/// One draw of N ancestors (0-based) into a[0, N): systematic, stratified or multinomial (Code 2)
+/// on the exact CDF, or the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
 /// options::rejection_log_bound), the bits of resample::cpu::ancestors and
 /// resample::cuda::ancestors. T: float or double; Index: int32 or int64. Other schemes, a float
 /// CDF, options::device_gate and options::device_step throw invalid_input (they are on the cuda
@@ -64,7 +64,7 @@ void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std
                Index* a, const options& opt = {}, cudaStream_t stream = nullptr);
 
 /// The same draw as offspring counts o^i = #{j : a^j = i}: written by the comb kernel itself, or
-/// counted from a chain's ancestors (Code 9).
+/// counted from multinomial's or a chain's ancestors (Code 9).
 template <class T, class Index>
 void offspring(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
                Index* o, const options& opt = {}, cudaStream_t stream = nullptr);
