@@ -63,6 +63,16 @@ TEST(PtxFunctions, ExpEqualsDeterministicExp) {
     const double got = from_bits(module().call64("resample_exp_nonpositive", {bits(x)}));
     ASSERT_EQ(bits(got), bits(want)) << "x = " << x;
   }
+  // the four-lane form: each lane its own x (specials in every lane position, mixed with the rest)
+  std::shuffle(xs.begin() + 20, xs.end(), rng);
+  for (std::size_t i = 0; i + 4 <= xs.size(); i += 3) {
+    const auto got = module().call("resample_exp_nonpositive_x4", {bits(xs[i]), bits(xs[i + 1]), bits(xs[i + 2]), bits(xs[i + 3])});
+    for (std::size_t m = 0; m < 4; ++m) {
+      double e = 0;
+      std::memcpy(&e, got.data() + 8 * m, 8);
+      ASSERT_EQ(bits(e), bits(deterministic_exp_nonpositive(xs[i + m]))) << "x = " << xs[i + m] << " in lane " << m;
+    }
+  }
 }
 
 TEST(PtxFunctions, LogEqualsDeterministicLog) {
