@@ -9,7 +9,9 @@
 //                                 megopolis, rejection (ancestors; B from eps = 0.01) and
 //                                 megopolis_permuted (PTX: the claims fused into the chain kernel;
 //                                 CUDA C: ancestors, then permute); multinomial (Code 2: the exact
-//                                 C written, then a binary search per draw); N = 2^12 .. 2^24
+//                                 C written, then a binary search per draw); ssp (its pairing on
+//                                 one thread, as in the cuda backend: N to 2^16 only);
+//                                 N = 2^12 .. 2^24
 //
 // Counters: bytes_moved (the roofline's bytes: 12 per particle for the resamplers -- the
 // log-weights read twice, for the max and for the CDF, and the result written; 4 for
@@ -86,7 +88,8 @@ enum class op {
   megopolis,
   rejection,
   megopolis_permuted,
-  multinomial
+  multinomial,
+  ssp
 };
 
 /// One call of `o` on `b`: two-phase temp storage sized once, then timed enqueues.
@@ -100,6 +103,7 @@ void run(benchmark::State& state, backend b, op o) {
                    : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis
                    : o == op::rejection              ? scheme::rejection
                    : o == op::multinomial            ? scheme::multinomial
+                   : o == op::ssp                    ? scheme::ssp
                                                      : scheme::systematic;
   cuda::host::device_vector<std::int32_t> drawn(o == op::megopolis_permuted && b == backend::cuda ? n : 1);
   std::uint32_t step = 0;
@@ -176,12 +180,15 @@ int main(int argc, char** argv) {
                                             {op::megopolis, "megopolis"},
                                             {op::rejection, "rejection"},
                                             {op::megopolis_permuted, "megopolis_permuted"},
-                                            {op::multinomial, "multinomial"}};
+                                            {op::multinomial, "multinomial"},
+                                            {op::ssp, "ssp"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {
       benchmark::RegisterBenchmark((std::string(prefix) + name).c_str(),
                                    [b = b, o = o](benchmark::State& st) { run(st, b, o); })
-          ->RangeMultiplier(16)->Range(1 << 12, 1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
+          // SSP's pairing runs on one thread (about half a microsecond a particle): to 2^16 only
+          ->RangeMultiplier(16)->Range(1 << 12, o == op::ssp ? 1 << 16 : 1 << 24)->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
     }
   }
   benchmark::Initialize(&argc, argv);

@@ -339,11 +339,12 @@ TEST_P(CliBackends, PtxGivesTheCpuBitsOrSaysWhyNot) {
   }
   const auto s = GetParam();
   const bool has = s == resample::scheme::systematic || s == resample::scheme::stratified ||
-                   s == resample::scheme::multinomial || s == resample::scheme::metropolis ||
-                   s == resample::scheme::megopolis || s == resample::scheme::rejection;
+                   s == resample::scheme::multinomial || s == resample::scheme::ssp ||
+                   s == resample::scheme::metropolis || s == resample::scheme::megopolis ||
+                   s == resample::scheme::rejection;
   if (!has) {
-    EXPECT_TRUE(refused(r, {"is not on the ptx backend yet", "it has multinomial, stratified, systematic, metropolis, "
-                                                             "megopolis, rejection; use --backend cuda"}));
+    EXPECT_TRUE(refused(r, {"is not on the ptx backend yet", "it has multinomial, stratified, systematic, ssp, "
+                                                             "metropolis, megopolis, rejection; use --backend cuda"}));
     return;
   }
   ASSERT_EQ(r.exit_code, 0) << r;

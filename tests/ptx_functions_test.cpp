@@ -869,5 +869,87 @@ TEST(PtxKernels, MultinomialWritesNothingForBadInput) {
   for (const u128 c : got.C) ASSERT_TRUE(c == u128_of(7, 7)) << "the table was written for bad input";
 }
 
+// ---------------------------------------------------------------------------------------------
+// SSP: the split N q_i = f_i Q + r_i (ptx/expected_offspring.ptx), then the pairing on one thread
+// (ptx/ssp.ptx), as src/ptx/ancestors.cpp enqueues them for the offspring form.
+
+struct simulated_ssp {
+  cuda::device_status status;
+  std::vector<std::int64_t> split_counts, counts;  // f_i after the split; o_i after the pairing
+  std::vector<u128> remainders;                     // r_i after the split
+};
+
+template <class T, class Index>
+simulated_ssp simulate_ssp(const std::vector<T>& lw, key k, std::uint32_t step) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  const unsigned grid = 3, threads = 32;
+  const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * grid);
+  const std::uint64_t counts = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
+  const std::uint64_t remainders = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
+  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
+  sim.launch("resample_weight_statistics", 1, 64,
+             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+  sim.launch("resample_split_expected_offspring", grid, threads, {weights, n, is_double, index64, status, counts, remainders});
+  simulated_ssp r;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    r.split_counts.push_back(sim.read<Index>(counts + i * sizeof(Index)));
+    r.remainders.push_back(u128_of(sim.read<std::uint64_t>(remainders + 16 * i), sim.read<std::uint64_t>(remainders + 16 * i + 8)));
+  }
+  sim.launch("resample_ssp_pairing", 1, 1, {remainders, counts, n, index64, status, k.seed, k.stream, step});
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.counts.push_back(sim.read<Index>(counts + i * sizeof(Index)));
+  return r;
+}
+
+template <class T, class Index>
+void expect_ssp_equals_cpu(const std::vector<T>& lw, const std::string& what) {
+  const key k{23, 6};
+  const std::uint32_t step = 2;
+  const auto got = simulate_ssp<T, Index>(lw, k, step);
+  ASSERT_EQ(got.status.code, 0) << what;
+  const auto summary = cpu::summarise(cpu::serial{}, std::span<const T>(lw));
+  const auto split = cpu::split_expected_offspring(cpu::serial{}, std::span<const T>(lw), summary);
+  for (std::size_t i = 0; i < lw.size(); ++i) {
+    ASSERT_EQ(got.split_counts[i], static_cast<std::int64_t>(split.floor[i])) << what << ": f differs at " << i;
+    ASSERT_TRUE(got.remainders[i] == split.remainder[i]) << what << ": r differs at " << i;
+  }
+  std::vector<Index> want(lw.size());
+  cpu::offspring(cpu::serial{}, scheme::ssp, std::span<const T>(lw), k, step, std::span<Index>(want));
+  for (std::size_t i = 0; i < lw.size(); ++i) {
+    ASSERT_EQ(got.counts[i], static_cast<std::int64_t>(want[i])) << what << ": offspring " << i;
+  }
+}
+
+TEST(PtxKernels, SspEqualsCpu) {
+  // N = 1 and 2; zeros; many pairings whose fractions sum past 1 and stay below it; float / int64
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{77}, std::size_t{1500}}) {
+    const auto lw = test::log_weights(n, 1.5, static_cast<unsigned>(n) + 11, n > 2);
+    expect_ssp_equals_cpu<double, std::int32_t>(lw, "N = " + std::to_string(n));
+  }
+  const auto lw = test::log_weights(600, 3.0, 12, true);
+  const std::vector<float> lwf(lw.begin(), lw.end());
+  expect_ssp_equals_cpu<float, std::int64_t>(lwf, "float / int64");
+  // equal weights: every e_i = 1 exactly (the floor decided by the exact products), no fraction;
+  // weights 1 and 2 in turn: e_i = 2/3 and 4/3, the fractions pairing across 1
+  expect_ssp_equals_cpu<double, std::int32_t>(std::vector<double>(300, -1.25), "equal weights");
+  std::vector<double> alternating(301);
+  for (std::size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2 ? std::log(2.0) : 0.0;
+  expect_ssp_equals_cpu<double, std::int64_t>(alternating, "weights 1, 2, 1, ...");
+}
+
+TEST(PtxKernels, SspWritesNothingForBadInput) {
+  auto lw = test::log_weights(100, 1.0, 13);
+  lw[40] = std::numeric_limits<double>::quiet_NaN();
+  const auto got = simulate_ssp<double, std::int32_t>(lw, {1, 1}, 0);
+  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
+  EXPECT_EQ(got.status.index, 40u);
+  for (const auto x : got.counts) ASSERT_EQ(x, -7) << "a count was written for bad input";
+  for (const u128 r : got.remainders) ASSERT_TRUE(r == u128_of(7, 7)) << "a remainder was written for bad input";
+}
+
 }  // namespace
 }  // namespace resample
