@@ -9,7 +9,7 @@
 //                                 megopolis, rejection (ancestors; B from eps = 0.01) and
 //                                 megopolis_permuted (PTX: the claims fused into the chain kernel;
 //                                 CUDA C: ancestors, then permute); multinomial (Code 2: the exact
-//                                 C written, then a binary search per draw); ssp (its pairing on
+//                                 C written, then a binary search per draw); residual; ssp (its pairing on
 //                                 one thread, as in the cuda backend: N to 2^16 only);
 //                                 N = 2^12 .. 2^24
 //
@@ -89,6 +89,7 @@ enum class op {
   rejection,
   megopolis_permuted,
   multinomial,
+  residual,
   ssp
 };
 
@@ -103,6 +104,7 @@ void run(benchmark::State& state, backend b, op o) {
                    : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis
                    : o == op::rejection              ? scheme::rejection
                    : o == op::multinomial            ? scheme::multinomial
+                   : o == op::residual               ? scheme::residual
                    : o == op::ssp                    ? scheme::ssp
                                                      : scheme::systematic;
   cuda::host::device_vector<std::int32_t> drawn(o == op::megopolis_permuted && b == backend::cuda ? n : 1);
@@ -181,6 +183,7 @@ int main(int argc, char** argv) {
                                             {op::rejection, "rejection"},
                                             {op::megopolis_permuted, "megopolis_permuted"},
                                             {op::multinomial, "multinomial"},
+                                            {op::residual, "residual"},
                                             {op::ssp, "ssp"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {

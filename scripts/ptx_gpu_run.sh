@@ -20,13 +20,13 @@ log="$out/ptx_checks.txt"
   echo "== digests (5 draws, 20000 log-weights)"
   lw=$(mktemp)
   awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
-  for s in systematic stratified multinomial ssp metropolis megopolis rejection; do
+  for s in systematic stratified multinomial residual ssp metropolis megopolis rejection; do
     for b in cpu cuda ptx; do
       printf '%-12s %-5s %s\n' "$s" "$b" \
         "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
     done
   done
-  echo "ptx residual says: $("$build/bin/resample" ancestors --log --backend ptx --scheme residual --input "$lw" 2>&1)"
+  echo "ptx multinomial-sorted says: $("$build/bin/resample" ancestors --log --backend ptx --scheme multinomial-sorted --input "$lw" 2>&1)"
   echo "== compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
     for t in ptx_backend_test ptx_parity_test; do

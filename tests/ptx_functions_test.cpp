@@ -951,5 +951,74 @@ TEST(PtxKernels, SspWritesNothingForBadInput) {
   for (const u128 r : got.remainders) ASSERT_TRUE(r == u128_of(7, 7)) << "a remainder was written for bad input";
 }
 
+// ---------------------------------------------------------------------------------------------
+// Residual: the split (floor_sum too), the table of C, the scan of the floors, then the draws
+// (ptx/residual.ptx), as src/ptx/ancestors.cpp enqueues them for the offspring form.
+
+struct simulated_residual {
+  cuda::device_status status;
+  std::vector<std::int64_t> counts;
+};
+
+template <class T, class Index>
+simulated_residual simulate_residual(const std::vector<T>& lw, key k, std::uint32_t step, unsigned threads) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  const unsigned grid = 3;
+  const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
+  const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * grid), aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
+  const std::uint64_t cdf = sim.alloc(16 * n), floors = sim.alloc(sizeof(Index) * n);
+  const std::uint64_t counts = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
+  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
+  sim.launch("resample_weight_statistics", 1, 64,
+             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+  sim.launch("resample_split_expected_offspring", grid, 32, {weights, n, is_double, index64, status, counts, 0});
+  sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
+             {weights, n, is_double, index64, 0, status, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, 0,
+              k.seed, k.stream, step, cdf, 3});
+  sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
+             {counts, n, index64, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, floors, status});
+  sim.launch("resample_residual_draws", grid, 64, {cdf, floors, counts, n, index64, status, k.seed, k.stream, step});
+  simulated_residual r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.counts.push_back(sim.read<Index>(counts + i * sizeof(Index)));
+  return r;
+}
+
+template <class T, class Index>
+void expect_residual_equals_cpu(const std::vector<T>& lw, unsigned threads, const std::string& what) {
+  const key k{29, 8};
+  const std::uint32_t step = 7;
+  const auto got = simulate_residual<T, Index>(lw, k, step, threads);
+  ASSERT_EQ(got.status.code, 0) << what;
+  const auto summary = cpu::summarise(cpu::serial{}, std::span<const T>(lw));
+  const auto split = cpu::split_expected_offspring(cpu::serial{}, std::span<const T>(lw), summary);
+  EXPECT_EQ(got.status.floor_sum, split.floor_sum) << what;
+  std::vector<Index> want(lw.size());
+  cpu::offspring(cpu::serial{}, scheme::residual, std::span<const T>(lw), k, step, std::span<Index>(want));
+  for (std::size_t i = 0; i < lw.size(); ++i) {
+    ASSERT_EQ(got.counts[i], static_cast<std::int64_t>(want[i])) << what << ": offspring " << i;
+  }
+}
+
+TEST(PtxKernels, ResidualEqualsCpu) {
+  // N = 1 and 2; zeros; a partial tile and 10 tiles of 256 (the scans' look-backs); float / int64;
+  // equal weights (R = 0: no draw); weights 1 and 2 in turn (R = N / 3 draws)
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{77}, std::size_t{2500}}) {
+    const auto lw = test::log_weights(n, 1.5, static_cast<unsigned>(n) + 17, n > 2);
+    expect_residual_equals_cpu<double, std::int32_t>(lw, 32, "N = " + std::to_string(n));
+  }
+  const auto lw = test::log_weights(700, 3.0, 14, true);
+  const std::vector<float> lwf(lw.begin(), lw.end());
+  expect_residual_equals_cpu<float, std::int64_t>(lwf, 64, "float / int64");
+  expect_residual_equals_cpu<double, std::int32_t>(std::vector<double>(300, 0.5), 32, "equal weights");
+  std::vector<double> alternating(301);
+  for (std::size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2 ? std::log(2.0) : 0.0;
+  expect_residual_equals_cpu<double, std::int64_t>(alternating, 32, "weights 1, 2, 1, ...");
+}
+
 }  // namespace
 }  // namespace resample

@@ -12,8 +12,10 @@
 //                 (shared_index, step), as the cuda backend draws it.
 //   multinomial:  resample_comb_look_back's form 3 writes the exact C_i (16 bytes per particle of
 //                 temp storage), then resample_multinomial draws and searches (ptx/multinomial.ptx);
-//   ssp:          resample_split_expected_offspring (N q_i = f_i Q + r_i), resample_ssp_pairing on one
-//                 thread, then the offspring scan and (ancestors) Code 8 (resample_cumulative_to_ancestors);
+//   residual, ssp: resample_split_expected_offspring (N q_i = f_i Q + r_i); then SSP's
+//                 resample_ssp_pairing on one thread, or residual's table of C (the comb kernel's
+//                 form 3), the scan of the floors and resample_residual_draws (ptx/residual.ptx);
+//                 then the offspring scan and (ancestors) Code 8 (resample_cumulative_to_ancestors);
 //   metropolis, megopolis, rejection: resample_chains, one thread per particle (ptx/chains.ptx).
 //   Multinomial and the chains count their offspring by Code 9 (resample_count_offspring) from
 //   ancestors in temp storage; cumulative offspring by the offspring scan after it.
@@ -40,8 +42,9 @@ template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
   if (!has_scheme(s)) {
-    throw invalid_input("the ptx backend has systematic, stratified, multinomial, SSP, metropolis, megopolis and "
-                        "rejection resampling so far; " + std::string(name(s)) + " is on the cpu and cuda backends");
+    throw invalid_input("the ptx backend has systematic, stratified, multinomial, residual, SSP, metropolis, "
+                        "megopolis and rejection resampling so far; " + std::string(name(s)) +
+                        " is on the cpu and cuda backends");
   }
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
   check_scheme_options(s, opt);
@@ -83,7 +86,9 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
              Index* out, form f, const options& opt, cudaStream_t stream) {
   check_call<Index>(s, n, opt);
   const bool chain = is_chain(s), counted = draws_ancestors_only(s), multinomial = s == scheme::multinomial;
-  const bool ssp = s == scheme::ssp;  // counts first: ancestors by the scan and Code 8
+  // residual and SSP make counts first (the split, then their draws or pairing); their ancestors
+  // come from the offspring scan and Code 8
+  const bool residual = s == scheme::residual, ssp = s == scheme::ssp, split = residual || ssp;
   const std::size_t tiles = tile_count(n);
   cuda::detail::carve c(d_temp);
   const auto scan = look_back_storage::take(c, tiles);
@@ -91,11 +96,12 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   // the draw's ancestors (or a chain's counts) when they are not the output; Code 7's slots
   Index* drawn = (f == form::permuted || (counted && f != form::ancestors)) ? c.take<Index>(n) : nullptr;
   Index* counts = counted && f == form::cumulative ? c.take<Index>(n) : nullptr;
-  auto* cdf = multinomial ? c.take<std::uint64_t>(2 * n) : nullptr;  // C_i, {lo, hi}
-  auto* remainders = ssp ? c.take<std::uint64_t>(2 * n) : nullptr;    // r_i, {lo, hi}
-  // SSP's counts (unless they are the output) and, for ancestors, their cumulative sums
-  Index* ssp_counts = ssp && f != form::offspring ? c.take<Index>(n) : nullptr;
-  Index* ssp_cumulative = ssp && (f == form::ancestors || f == form::permuted) ? c.take<Index>(n) : nullptr;
+  auto* cdf = multinomial || residual ? c.take<std::uint64_t>(2 * n) : nullptr;  // C_i, {lo, hi}
+  auto* remainders = ssp ? c.take<std::uint64_t>(2 * n) : nullptr;                // r_i, {lo, hi}
+  Index* floors = residual ? c.take<Index>(n) : nullptr;  // F_i = f_0 + ... + f_i
+  // the counts (unless they are the output) and, for ancestors, their cumulative sums
+  Index* split_counts = split && f != form::offspring ? c.take<Index>(n) : nullptr;
+  Index* split_cumulative = split && (f == form::ancestors || f == form::permuted) ? c.take<Index>(n) : nullptr;
   Index* slots = f == form::permuted ? c.take<Index>(n) : nullptr;
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (address(out) % sizeof(Index) != 0) {
@@ -111,13 +117,30 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
     launch("resample_fill_indices", grid, threads, stream, {&slots_at, &count, &index64, &count, &status});
   }
   const std::uint64_t drawn_at = address(drawn != nullptr ? drawn : out);
-  if (ssp) {
-    const std::uint64_t counts_at = address(ssp_counts != nullptr ? ssp_counts : out), rem_at = address(remainders);
+  if (split) {
+    const std::uint64_t counts_at = address(split_counts != nullptr ? split_counts : out), rem_at = address(remainders);
     launch("resample_split_expected_offspring", grid, threads, stream,
            {&weights, &count, &is_double, &index64, &status, &counts_at, &rem_at});
-    launch("resample_ssp_pairing", 1, 1, stream, {&rem_at, &counts_at, &count, &index64, &status, &k.seed, &k.stream, &step});
+    if (ssp) {
+      launch("resample_ssp_pairing", 1, 1, stream,
+             {&rem_at, &counts_at, &count, &index64, &status, &k.seed, &k.stream, &step});
+    } else {  // residual: C (the comb kernel's form 3), F (the scan of the floors), then the draws
+      const std::uint64_t cdf_at = address(cdf), floors_at = address(floors), unused = 0;
+      constexpr std::uint32_t exact_cdf = 3, no_stratification = 0;
+      launch("resample_comb_look_back", static_cast<unsigned>(tiles), tile_threads, stream,
+             {&weights, &count, &is_double, &index64, &no_stratification, &scan.status_at, &scan.ticket_at,
+              &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at, &unused, &k.seed, &k.stream, &step, &cdf_at,
+              &exact_cdf});
+      scan.clear_look_back(stream);
+      launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,
+             {&counts_at, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
+              &floors_at, &status});
+      launch("resample_residual_draws", grid, threads, stream,
+             {&cdf_at, &floors_at, &counts_at, &count, &index64, &status, &k.seed, &k.stream, &step});
+      if (f != form::offspring) scan.clear_look_back(stream);
+    }
     if (f != form::offspring) {  // O by the offspring scan; then Code 8 for the ancestors
-      const std::uint64_t scanned_at = f == form::cumulative ? address(out) : address(ssp_cumulative);
+      const std::uint64_t scanned_at = f == form::cumulative ? address(out) : address(split_cumulative);
       launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,
              {&counts_at, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
               &scanned_at, &status});

@@ -80,7 +80,8 @@ TEST(PtxModuleText, EveryFileIsAnSm90UnitAndEveryKernelIsThere) {
         "resample_comb_look_back", "resample_check_ancestors", "resample_check_cumulative", "resample_index_verdict",
         "resample_fill_indices", "resample_count_offspring", "resample_offspring_scan",
         "resample_cumulative_to_ancestors", "resample_prepermute", "resample_chase", "resample_gather",
-        "resample_chains", "resample_multinomial", "resample_split_expected_offspring", "resample_ssp_pairing"}) {
+        "resample_chains", "resample_multinomial", "resample_split_expected_offspring", "resample_ssp_pairing",
+        "resample_residual_draws"}) {
     EXPECT_NE(all.find(std::string(".visible .entry ") + entry), std::string::npos) << entry;
   }
 }
@@ -394,7 +395,6 @@ TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
     ptx::ancestors<double, std::int32_t>(temp.data(), bytes, s, d_lw.data(), lw.size(), {1, 2}, 3, d_a.data(), opt);
   };
   EXPECT_THROW(call(scheme::multinomial_sorted, {}), invalid_input);
-  EXPECT_THROW(call(scheme::residual, {}), invalid_input);
   options opt;
   opt.cdf = precision::float32;
   EXPECT_THROW(call(scheme::systematic, opt), invalid_input);
@@ -459,8 +459,8 @@ TEST(PtxChains, EveryFormEqualCpuAndCudaBitForBit) {
 
 TEST(PtxChains, PermutedAncestorsEqualCpuForEveryScheme) {
   RESAMPLE_SKIP_WITHOUT_GPU();
-  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial, scheme::ssp, scheme::metropolis,
-                         scheme::megopolis, scheme::rejection}) {
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial, scheme::residual, scheme::ssp,
+                         scheme::metropolis, scheme::megopolis, scheme::rejection}) {
     for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{4097}, std::size_t{1000003}}) {
       const auto lw = test::log_weights(n, 3.0, static_cast<unsigned>(n) + 8, n > 2);
       const std::string what = std::string(name(s)) + ", N = " + std::to_string(n);
@@ -532,55 +532,58 @@ TEST(PtxMultinomial, CumulativeCapturedInAGraphAndReplayed) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// SSP: the split (ptx/expected_offspring.ptx), the pairing on one thread (ptx/ssp.ptx), then the
-// offspring scan and Code 8.
+// Residual and SSP: the split (ptx/expected_offspring.ptx); residual's draws (ptx/residual.ptx)
+// or SSP's pairing on one thread (ptx/ssp.ptx); then the offspring scan and Code 8.
 
-TEST(PtxSsp, EveryFormEqualCpuAndCudaBitForBit) {
+TEST(PtxSplit, ResidualAndSspEveryFormEqualCpuAndCudaBitForBit) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const key k{19, 7};
-  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{2049}, std::size_t{100003},
-                              (std::size_t{1} << 20) + 3}) {
-    const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 6, n > 2);
-    const std::vector<float> lwf(lw.begin(), lw.end());
-    const std::string what = "N = " + std::to_string(n);
-    std::vector<std::int32_t> a(n), a_cuda(n), a_ptx(n);
-    cpu::ancestors(cpu::serial{}, scheme::ssp, view(lw), k, 3, std::span<std::int32_t>(a));
-    cuda::host::ancestors(scheme::ssp, view(lw), k, 3, std::span<std::int32_t>(a_cuda));
-    ptx::host::ancestors(scheme::ssp, view(lw), k, 3, std::span<std::int32_t>(a_ptx));
-    ASSERT_EQ(a_ptx, a) << what << ": ancestors not the CPU's";
-    ASSERT_EQ(a_ptx, a_cuda) << what << ": ancestors not the cuda backend's";
-    std::vector<std::int64_t> o(n), o_ptx(n);
-    cpu::offspring(cpu::serial{}, scheme::ssp, view(lwf), k, 3, std::span<std::int64_t>(o));
-    ptx::host::offspring(scheme::ssp, view(lwf), k, 3, std::span<std::int64_t>(o_ptx));
-    ASSERT_EQ(o_ptx, o) << what << ": float / int64 offspring not the CPU's";
-    std::vector<std::int32_t> O(n), O_ptx(n);
-    cpu::cumulative_offspring(cpu::serial{}, scheme::ssp, view(lw), k, 3, std::span<std::int32_t>(O));
-    ptx::host::cumulative_offspring(scheme::ssp, view(lw), k, 3, std::span<std::int32_t>(O_ptx));
-    ASSERT_EQ(O_ptx, O) << what << ": cumulative offspring not the CPU's";
+  for (const scheme s : {scheme::residual, scheme::ssp}) {
+    for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{2049}, std::size_t{100003},
+                                (std::size_t{1} << 20) + 3}) {
+      const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 6, n > 2);
+      const std::vector<float> lwf(lw.begin(), lw.end());
+      const std::string what = std::string(name(s)) + ", N = " + std::to_string(n);
+      std::vector<std::int32_t> a(n), a_cuda(n), a_ptx(n);
+      cpu::ancestors(cpu::serial{}, s, view(lw), k, 3, std::span<std::int32_t>(a));
+      cuda::host::ancestors(s, view(lw), k, 3, std::span<std::int32_t>(a_cuda));
+      ptx::host::ancestors(s, view(lw), k, 3, std::span<std::int32_t>(a_ptx));
+      ASSERT_EQ(a_ptx, a) << what << ": ancestors not the CPU's";
+      ASSERT_EQ(a_ptx, a_cuda) << what << ": ancestors not the cuda backend's";
+      std::vector<std::int64_t> o(n), o_ptx(n);
+      cpu::offspring(cpu::serial{}, s, view(lwf), k, 3, std::span<std::int64_t>(o));
+      ptx::host::offspring(s, view(lwf), k, 3, std::span<std::int64_t>(o_ptx));
+      ASSERT_EQ(o_ptx, o) << what << ": float / int64 offspring not the CPU's";
+      std::vector<std::int32_t> O(n), O_ptx(n);
+      cpu::cumulative_offspring(cpu::serial{}, s, view(lw), k, 3, std::span<std::int32_t>(O));
+      ptx::host::cumulative_offspring(s, view(lw), k, 3, std::span<std::int32_t>(O_ptx));
+      ASSERT_EQ(O_ptx, O) << what << ": cumulative offspring not the CPU's";
+    }
   }
 }
 
-TEST(PtxSsp, CapturedInAGraphAndReplayed) {
+TEST(PtxSplit, ResidualAndSspCapturedInAGraphAndReplayed) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const std::size_t n = 20011;
-  device_vector<float> d_lw(n);
-  device_vector<std::int32_t> d_a(n);
-  std::size_t bytes = 0;
-  ptx::ancestors<float, std::int32_t>(nullptr, bytes, scheme::ssp, d_lw.data(), n, {2, 9}, 4, d_a.data());
-  const device_vector<char> temp(bytes);
-  const captured_call call([&](cudaStream_t stream) {
-    ptx::ancestors<float, std::int32_t>(temp.data(), bytes, scheme::ssp, d_lw.data(), n, {2, 9}, 4, d_a.data(), {},
-                                        stream);
-  });
-  for (unsigned replay = 0; replay < 3; ++replay) {
-    const auto lw = test::log_weights<float>(n, 1.0 + replay, 400 + replay, true);
-    cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-    call.replay();
-    (void)cuda::check_status(temp.data(), call.stream());
-    std::vector<std::int32_t> got(n), want(n);
-    d_a.copy_to(std::span<std::int32_t>(got));
-    cpu::ancestors(cpu::serial{}, scheme::ssp, view(lw), {2, 9}, 4, std::span<std::int32_t>(want));
-    EXPECT_EQ(got, want) << "replay " << replay;
+  for (const scheme s : {scheme::residual, scheme::ssp}) {
+    device_vector<float> d_lw(n);
+    device_vector<std::int32_t> d_a(n);
+    std::size_t bytes = 0;
+    ptx::ancestors<float, std::int32_t>(nullptr, bytes, s, d_lw.data(), n, {2, 9}, 4, d_a.data());
+    const device_vector<char> temp(bytes);
+    const captured_call call([&](cudaStream_t stream) {
+      ptx::ancestors<float, std::int32_t>(temp.data(), bytes, s, d_lw.data(), n, {2, 9}, 4, d_a.data(), {}, stream);
+    });
+    for (unsigned replay = 0; replay < 3; ++replay) {
+      const auto lw = test::log_weights<float>(n, 1.0 + replay, 400 + replay, true);
+      cuda::check(cudaMemcpy(d_lw.data(), lw.data(), n * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+      call.replay();
+      (void)cuda::check_status(temp.data(), call.stream());
+      std::vector<std::int32_t> got(n), want(n);
+      d_a.copy_to(std::span<std::int32_t>(got));
+      cpu::ancestors(cpu::serial{}, s, view(lw), {2, 9}, 4, std::span<std::int32_t>(want));
+      EXPECT_EQ(got, want) << name(s) << ", replay " << replay;
+    }
   }
 }
 

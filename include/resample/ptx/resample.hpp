@@ -46,15 +46,12 @@ template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream = nullptr);
 
-/// Whether the backend has scheme `s` (systematic, stratified, multinomial, SSP, metropolis,
-/// megopolis and rejection so far); the others throw invalid_input.
-constexpr bool has_scheme(scheme s) {
-  return s == scheme::systematic || s == scheme::stratified || s == scheme::multinomial || s == scheme::ssp ||
-         s == scheme::metropolis || s == scheme::megopolis || s == scheme::rejection;
-}
+/// Whether the backend has scheme `s` (every scheme but multinomial-sorted so far); the others
+/// throw invalid_input.
+constexpr bool has_scheme(scheme s) { return s != scheme::multinomial_sorted; }
 
-/// One draw of N ancestors (0-based) into a[0, N): systematic, stratified, multinomial (Code 2) or
-/// SSP on the exact CDF, or the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
+/// One draw of N ancestors (0-based) into a[0, N): systematic, stratified, multinomial (Code 2),
+/// residual or SSP on the exact CDF, or the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
 /// options::rejection_log_bound), the bits of resample::cpu::ancestors and
 /// resample::cuda::ancestors. T: float or double; Index: int32 or int64. Other schemes, a float
 /// CDF, options::device_gate and options::device_step throw invalid_input (they are on the cuda
