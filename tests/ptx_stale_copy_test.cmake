@@ -1,13 +1,15 @@
-# cmake -DPTX_DIR=... -DEMBED=... -DWORK=... -P ptx_stale_copy_test.cmake
+# cmake -DSOURCES="a.ptx|b.ptx|..." -DEMBED=... -DWORK=... -P ptx_stale_copy_test.cmake
 # The join (cmake/embed_ptx.cmake) must refuse a file whose copy of another file's function has
 # drifted: chains.ptx, its copy of deterministic_exp.ptx changed by one instruction's rounding.
-# The unchanged files must join.
+# The unchanged files (the module's, in the build's order) must join.
 cmake_policy(VERSION 3.24)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
+string(REPLACE "|" ";" listed "${SOURCES}")
 set(sources "")
-foreach(name philox.ptx deterministic_exp.ptx chains.ptx)
-  file(COPY "${PTX_DIR}/${name}" DESTINATION "${WORK}")
+foreach(source IN LISTS listed)
+  file(COPY "${source}" DESTINATION "${WORK}")
+  get_filename_component(name "${source}" NAME)
   list(APPEND sources "${WORK}/${name}")
 endforeach()
 function(join expect_failure what)
