@@ -277,6 +277,19 @@ TEST(PtxKernels, PhiloxBlocksKernel) {
 // uses 256: tiles of 2048; smaller blocks give many tiles from few particles, so the look-back
 // crosses windows of 32 tiles and the tile boundaries fall everywhere).
 
+/// The summary every resampler starts with, on the simulator (max pass, weight sums over `grid`
+/// blocks, the finishing block; weight_summary.hpp): the status then holds the verdict, max lw,
+/// F and Q.
+void simulate_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n, std::uint64_t is_double,
+                      std::uint64_t status, unsigned grid) {
+  const std::uint64_t sums = sim.alloc(16 * grid);
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
+  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
+  sim.launch("resample_weight_statistics", 1, 64,
+             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+}
+
 struct simulated_comb {
   cuda::device_status status;
   std::vector<std::int64_t> a;
@@ -294,15 +307,11 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
   const std::uint64_t weights = sim.alloc_copy(lw);
   const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
-  const std::uint64_t sums = sim.alloc(16 * grid), ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
+  const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::vector<Index> sentinel(n, Index{-7});
   const std::uint64_t a = sim.alloc_copy(sentinel);
-  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
-  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
-  sim.launch("resample_weight_statistics", 1, 64,
-             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+  simulate_summary(sim, weights, n, is_double, status, grid);
   const std::uint32_t U = philox_stream(k, shared_index, step).next();
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, ticket, flags, aggregates,
@@ -807,15 +816,11 @@ simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std:
   const unsigned grid = 3;
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
   const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
-  const std::uint64_t sums = sim.alloc(16 * grid), ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
+  const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::uint64_t cdf = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
-  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
-  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
-  sim.launch("resample_weight_statistics", 1, 64,
-             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+  simulate_summary(sim, weights, n, is_double, status, grid);
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, 0, k.seed, k.stream,
               step, cdf, 3});
@@ -885,14 +890,9 @@ simulated_ssp simulate_ssp(const std::vector<T>& lw, key k, std::uint32_t step) 
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const unsigned grid = 3, threads = 32;
   const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
-  const std::uint64_t sums = sim.alloc(16 * grid);
   const std::uint64_t counts = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
   const std::uint64_t remainders = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
-  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
-  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
-  sim.launch("resample_weight_statistics", 1, 64,
-             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+  simulate_summary(sim, weights, n, is_double, status, grid);
   sim.launch("resample_split_expected_offspring", grid, threads, {weights, n, is_double, index64, status, counts, remainders});
   simulated_ssp r;
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -967,14 +967,10 @@ simulated_residual simulate_residual(const std::vector<T>& lw, key k, std::uint3
   const unsigned grid = 3;
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
   const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
-  const std::uint64_t sums = sim.alloc(16 * grid), aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
+  const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::uint64_t cdf = sim.alloc(16 * n), floors = sim.alloc(sizeof(Index) * n);
   const std::uint64_t counts = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
-  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
-  sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
-  sim.launch("resample_weight_statistics", 1, 64,
-             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+  simulate_summary(sim, weights, n, is_double, status, grid);
   sim.launch("resample_split_expected_offspring", grid, 32, {weights, n, is_double, index64, status, counts, 0});
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, 0,
