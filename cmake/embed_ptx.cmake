@@ -7,14 +7,16 @@
 #                   each file's own code, the copies left out, so every function is defined once.
 #                   The files are listed callees first, so every call follows its callee's
 #                   definition. One module lets the JIT inline calls across files.
-# A copy is the block
-#   // ---- copy of NAME.ptx (...) ----  ...NAME.ptx's own code...  // ---- end of the copy of NAME.ptx ----
-# that scripts/sync_ptx_copies.py writes; this script fails the build when one differs from the
-# own code of the file it copies (a function edited in one place and not synced).
+# A copy is the block that scripts/sync_ptx_copies.py writes:
+#   // ---- copy from NAME.ptx (...) ----
+#   ...a function or .shared line of NAME.ptx...   // ----   ...another...
+#   // ---- end of the copy from NAME.ptx ----
+# This script fails the build when a copied item is not, verbatim, part of NAME.ptx's own code
+# (a function edited in one place and not synced).
 cmake_policy(VERSION 3.24)
 set(entries "")
 set(joined ".version 8.0\n.target sm_90\n.address_size 64\n")
-set(copy_begin "// ---- copy of ")
+set(copy_begin "// ---- copy from ")
 string(LENGTH "${copy_begin}" copy_begin_length)
 foreach(source IN LISTS SOURCES)
   file(READ "${source}" text)
@@ -49,17 +51,32 @@ foreach(source IN LISTS SOURCES)
     string(FIND "${rest}" "\n" line_end)
     math(EXPR content_at "${line_end} + 1")
     string(SUBSTRING "${rest}" ${content_at} -1 rest)
-    set(copy_end "// ---- end of the copy of ${copied} ----\n")
+    set(copy_end "// ---- end of the copy from ${copied} ----\n")
     string(FIND "${rest}" "${copy_end}" end)
     if(end EQUAL -1 OR NOT DEFINED "own_code_${copied}")
-      message(FATAL_ERROR "ptx/${name}: the copy of ${copied} has no end marker, or ${copied} is not an "
+      message(FATAL_ERROR "ptx/${name}: the copy from ${copied} has no end marker, or ${copied} is not an "
                           "earlier file of the module (run scripts/sync_ptx_copies.py)")
     endif()
     string(SUBSTRING "${rest}" 0 ${end} content)
-    if(NOT content STREQUAL "${own_code_${copied}}")
-      message(FATAL_ERROR "ptx/${name}: its copy of ${copied} differs from ptx/${copied}; edit the function "
-                          "in ptx/${copied} only, then run scripts/sync_ptx_copies.py")
-    endif()
+    # each item (between "// ----" lines) must stand verbatim in the own code of the file it is from
+    set(items "${content}")
+    while(NOT items STREQUAL "")
+      string(FIND "${items}" "\n// ----\n" cut)
+      if(cut EQUAL -1)
+        set(item "${items}")
+        set(items "")
+      else()
+        math(EXPR item_length "${cut} + 1")
+        string(SUBSTRING "${items}" 0 ${item_length} item)
+        math(EXPR next "${cut} + 9")
+        string(SUBSTRING "${items}" ${next} -1 items)
+      endif()
+      string(FIND "${own_code_${copied}}" "${item}" found)
+      if(found EQUAL -1)
+        message(FATAL_ERROR "ptx/${name}: its copy of ${copied} differs from ptx/${copied}; edit the function "
+                            "in ptx/${copied} only, then run scripts/sync_ptx_copies.py")
+      endif()
+    endwhile()
     string(LENGTH "${copy_end}" copy_end_length)
     math(EXPR after "${end} + ${copy_end_length}")
     string(SUBSTRING "${rest}" ${after} -1 rest)

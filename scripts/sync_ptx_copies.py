@@ -3,15 +3,20 @@
 
 PTX has no #include, and ptxas assembles a file as a whole program: a call to a function defined
 in another file is an unresolved extern. So each file carries, between its header and its own
-code, a copy of the own code of every file it needs (transitively), callees first:
+code, a copy of every function it needs from the other files (transitively: what those call
+too) and of the module-scope .shared arrays they use, grouped by the file they come from (files
+in the build's order, callees first; within a file, in its order), each item as written there:
 
-    // ---- copy of philox.ptx (scripts/sync_ptx_copies.py writes it; the build checks it) ----
-    ... philox.ptx's own code ...
-    // ---- end of the copy of philox.ptx ----
+    // ---- copy from wide_sum.ptx (scripts/sync_ptx_copies.py writes it; the build checks it) ----
+    ...an item of wide_sum.ptx...
+    // ----
+    ...another...
+    // ---- end of the copy from wide_sum.ptx ----
 
-A file's own code is what follows its header once its copies are taken out. The canonical text
-of a function is in one file only; edit it there and run this script. The build
-(cmake/embed_ptx.cmake) fails when a copy differs from its file, and leaves the copies out of the
+A file's own code is what follows its header once its copies are taken out; an item is a .func
+(with the comment lines just above it) or a .shared declaration. The canonical text of a function
+is in one file only; edit it there and run this script. The build (cmake/embed_ptx.cmake) fails
+when a copied item is not verbatim in its file's own code, and leaves the copies out of the
 module it embeds, so each function is defined once there.
 
     scripts/sync_ptx_copies.py           rewrite the copies in place
@@ -26,18 +31,21 @@ PTX = ROOT / "ptx"
 CMAKE = ROOT / "src" / "ptx" / "CMakeLists.txt"
 
 HEADER = re.compile(r"^\.version [^\n]*\n\.target [^\n]*\n\.address_size [^\n]*\n", re.M)
-COPY = re.compile(r"// ---- copy of (\S+) [^\n]*\n.*?// ---- end of the copy of \1 ----\n\n?", re.S)
+COPY = re.compile(r"// ---- copy from (\S+) [^\n]*\n.*?// ---- end of the copy from \1 ----\n\n?", re.S)
 EXTERN = re.compile(r"^\.extern \.func[^;]*;\n", re.M)
-DEFINES = re.compile(r"\.func\s*(?:\([^)]*\)\s*)?(resample_\w+)\s*\(")
+FUNC_NAME = re.compile(r"\.func\s*(?:\([^)]*\)\s*)?(resample_\w+)\s*\(")
+SHARED_NAME = re.compile(r"^\.shared[^;]*?\b(resample_\w+)\s*\[", re.M)
 CALLS = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\),\s*)?(resample_\w+)")
+IDENTIFIERS = re.compile(r"\bresample_\w+")
+SEPARATOR = "// ----\n"
 
 
 def begin_marker(name):
-    return f"// ---- copy of {name} (scripts/sync_ptx_copies.py writes it; the build checks it) ----\n"
+    return f"// ---- copy from {name} (scripts/sync_ptx_copies.py writes it; the build checks it) ----\n"
 
 
 def end_marker(name):
-    return f"// ---- end of the copy of {name} ----\n"
+    return f"// ---- end of the copy from {name} ----\n"
 
 
 def source_order():
@@ -56,33 +64,72 @@ def split(text, name):
     return text[: header.end()], own.strip("\n") + "\n"
 
 
+def items(own):
+    """The own code's copyable items, in order: (kind, name, text) for each .func (with the
+    comment lines just above it, up to its closing brace) and each module-scope .shared line."""
+    lines = own.split("\n")
+    found = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        is_func = line.startswith(".func") or line.startswith(".visible .func")
+        is_shared = line.startswith(".shared")
+        if not (is_func or is_shared):
+            i += 1
+            continue
+        start = i
+        while start > 0 and lines[start - 1].startswith("//"):
+            start -= 1
+        if is_shared:
+            end = i
+            name = SHARED_NAME.search(line + "\n").group(1)
+        else:
+            end = i
+            while lines[end] != "}":
+                end += 1
+            name = FUNC_NAME.search("\n".join(lines[i:end + 1])).group(1)
+        found.append(("func" if is_func else "shared", name, "\n".join(lines[start:end + 1]) + "\n"))
+        i = end + 1
+    return found
+
+
 def main():
     check = "--check" in sys.argv[1:]
     order = source_order()
     files = {name: (PTX / name).read_text() for name in order}
     parts = {name: split(files[name], name) for name in order}
-    defined_in = {}
+    where = {}  # item name -> (file, index among its items)
+    file_items = {}
     for name in order:
-        for function in DEFINES.findall(parts[name][1]):
-            defined_in[function] = name
+        file_items[name] = items(parts[name][1])
+        for index, (_, item, _) in enumerate(file_items[name]):
+            where[item] = (name, index)
 
-    def needs(name, seen):
-        for function in CALLS.findall(parts[name][1]):
-            source = defined_in.get(function)
-            if source is None:
-                sys.exit(f"ptx/{name} calls {function}, which no file defines")
-            if source != name and source not in seen:
-                seen.add(source)
-                needs(source, seen)
-        return seen
+    def uses(text):
+        """The items of any file that `text` calls or names."""
+        names = set(CALLS.findall(text)) | set(IDENTIFIERS.findall(text))
+        return {n for n in names if n in where}
 
     stale = []
     for name in order:
         preamble, own = parts[name]
-        copies = [source for source in order if source in needs(name, set())]
+        local = {item for _, item, _ in file_items[name]}
+        needed, todo = set(), [n for n in uses(own) if n not in local]
+        while todo:
+            item = todo.pop()
+            if item in needed:
+                continue
+            needed.add(item)
+            source, index = where[item]
+            todo.extend(n for n in uses(file_items[source][index][2]) if n not in needed and n not in local)
+        for call in CALLS.findall(own):
+            if call not in where:
+                sys.exit(f"ptx/{name} calls {call}, which no file defines")
         text = preamble + "\n"
-        for source in copies:
-            text += begin_marker(source) + parts[source][1] + end_marker(source) + "\n"
+        for source in order:
+            chosen = [t for _, item, t in file_items[source] if item in needed and source != name]
+            if chosen:
+                text += begin_marker(source) + SEPARATOR.join(chosen) + end_marker(source) + "\n"
         text += own
         if text != files[name]:
             stale.append(name)
