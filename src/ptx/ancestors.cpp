@@ -81,6 +81,72 @@ summary_request request_for(scheme s, const options& opt) {
 
 constexpr unsigned chain_threads = 256;  // one particle per thread
 
+/// What every stage of one call shares: its buffers' device addresses and its scalars, as the
+/// .u64 / .u32 kernel parameters they are, and its grids.
+struct call {
+  const look_back_storage& scan;
+  std::uint64_t weights, count, status;
+  std::uint64_t out, drawn, slots;  ///< the output; the draw's ancestors (the output unless temp); Code 7's slots
+  std::uint32_t is_double, index64, step;
+  key k;
+  form f;
+  unsigned grid, tiles;
+  cudaStream_t stream;
+};
+
+/// The comb kernel (ptx/comb_look_back.ptx) writing `written` (a form, or 3: C itself) to `to`.
+void launch_comb(const call& c, std::uint32_t stratified, std::uint32_t written, std::uint64_t to, std::uint32_t U) {
+  launch("resample_comb_look_back", c.tiles, tile_threads, c.stream,
+         {&c.weights, &c.count, &c.is_double, &c.index64, &stratified, &c.scan.status_at, &c.scan.ticket_at,
+          &c.scan.flags_at, &c.scan.aggregates_at, &c.scan.inclusives_at, &U, &c.k.seed, &c.k.stream, &c.step, &to,
+          &written});
+}
+
+/// The offspring scan (ptx/offspring_scan.ptx): inclusive sums of the counts at `counts` into `to`.
+void scan_counts(const call& c, std::uint64_t counts, std::uint64_t to) {
+  launch("resample_offspring_scan", c.tiles, tile_threads, c.stream,
+         {&counts, &c.count, &c.index64, &c.scan.ticket_at, &c.scan.flags_at, &c.scan.aggregates_at,
+          &c.scan.inclusives_at, &to, &c.status});
+}
+
+constexpr std::uint32_t exact_cdf = 3;  // the comb kernel's form that writes C_i instead of the comb
+
+/// Residual and SSP: the split into counts f_i (and SSP's remainders), residual's draws or SSP's
+/// pairing on the counts, then (unless the counts are the output) their scan and Code 8.
+void enqueue_split(const call& c, bool ssp, std::uint64_t counts, std::uint64_t remainders, std::uint64_t cdf,
+                   std::uint64_t floors, std::uint64_t cumulative) {
+  launch("resample_split_expected_offspring", c.grid, threads, c.stream,
+         {&c.weights, &c.count, &c.is_double, &c.index64, &c.status, &counts, &remainders});
+  if (ssp) {
+    launch("resample_ssp_pairing", 1, 1, c.stream,
+           {&remainders, &counts, &c.count, &c.index64, &c.status, &c.k.seed, &c.k.stream, &c.step});
+  } else {  // residual: C (the comb kernel's form 3), F (the scan of the floors), then the draws
+    launch_comb(c, 0, exact_cdf, cdf, 0);
+    c.scan.clear_look_back(c.stream);
+    scan_counts(c, counts, floors);
+    launch("resample_residual_draws", c.grid, threads, c.stream,
+           {&cdf, &floors, &counts, &c.count, &c.index64, &c.status, &c.k.seed, &c.k.stream, &c.step});
+    if (c.f != form::offspring) c.scan.clear_look_back(c.stream);
+  }
+  if (c.f == form::offspring) return;
+  const std::uint64_t scanned = c.f == form::cumulative ? c.out : cumulative;
+  scan_counts(c, counts, scanned);
+  if (c.f != form::cumulative) {
+    launch("resample_cumulative_to_ancestors", c.tiles, tile_threads, c.stream,
+           {&scanned, &c.count, &c.index64, &c.status, &c.drawn});
+  }
+}
+
+/// Code 9 from the drawn ancestors (multinomial's, a chain's) into o, then (cumulative) their scan.
+void count_drawn(const call& c, std::uint64_t counts, bool look_back_used) {
+  const std::uint64_t o = c.f == form::cumulative ? counts : c.out, zero = 0;
+  launch("resample_fill_indices", c.grid, threads, c.stream, {&o, &c.count, &c.index64, &zero, &c.status});
+  launch("resample_count_offspring", c.grid, threads, c.stream, {&c.drawn, &c.count, &c.index64, &c.status, &o});
+  if (c.f != form::cumulative) return;
+  if (look_back_used) c.scan.clear_look_back(c.stream);
+  scan_counts(c, o, c.out);
+}
+
 template <class T, class Index>
 void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
              Index* out, form f, const options& opt, cudaStream_t stream) {
@@ -107,88 +173,55 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   if (address(out) % sizeof(Index) != 0) {
     throw invalid_input("the output's device pointer is not aligned to its index type");
   }
-  const std::uint64_t weights = address(lw), count = n, status = scan.status_at;
-  const std::uint32_t is_double = sizeof(T) == 8 ? 1 : 0, index64 = sizeof(Index) == 8 ? 1 : 0;
+  const call at{scan,
+                address(lw),
+                n,
+                scan.status_at,
+                address(out),
+                address(drawn != nullptr ? drawn : out),
+                address(slots),
+                sizeof(T) == 8 ? 1u : 0u,
+                sizeof(Index) == 8 ? 1u : 0u,
+                step,
+                k,
+                f,
+                grid_for(n),
+                static_cast<unsigned>(tiles),
+                stream};
   scan.clear(stream);
   enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, request_for(s, opt), stream);
-  const unsigned grid = grid_for(n);
-  const std::uint64_t slots_at = address(slots);
   if (slots != nullptr) {  // Code 7's d = N, written once the verdict is good
-    launch("resample_fill_indices", grid, threads, stream, {&slots_at, &count, &index64, &count, &status});
+    launch("resample_fill_indices", at.grid, threads, stream,
+           {&at.slots, &at.count, &at.index64, &at.count, &at.status});
   }
-  const std::uint64_t drawn_at = address(drawn != nullptr ? drawn : out);
   if (split) {
-    const std::uint64_t counts_at = address(split_counts != nullptr ? split_counts : out), rem_at = address(remainders);
-    launch("resample_split_expected_offspring", grid, threads, stream,
-           {&weights, &count, &is_double, &index64, &status, &counts_at, &rem_at});
-    if (ssp) {
-      launch("resample_ssp_pairing", 1, 1, stream,
-             {&rem_at, &counts_at, &count, &index64, &status, &k.seed, &k.stream, &step});
-    } else {  // residual: C (the comb kernel's form 3), F (the scan of the floors), then the draws
-      const std::uint64_t cdf_at = address(cdf), floors_at = address(floors), unused = 0;
-      constexpr std::uint32_t exact_cdf = 3, no_stratification = 0;
-      launch("resample_comb_look_back", static_cast<unsigned>(tiles), tile_threads, stream,
-             {&weights, &count, &is_double, &index64, &no_stratification, &scan.status_at, &scan.ticket_at,
-              &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at, &unused, &k.seed, &k.stream, &step, &cdf_at,
-              &exact_cdf});
-      scan.clear_look_back(stream);
-      launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,
-             {&counts_at, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
-              &floors_at, &status});
-      launch("resample_residual_draws", grid, threads, stream,
-             {&cdf_at, &floors_at, &counts_at, &count, &index64, &status, &k.seed, &k.stream, &step});
-      if (f != form::offspring) scan.clear_look_back(stream);
-    }
-    if (f != form::offspring) {  // O by the offspring scan; then Code 8 for the ancestors
-      const std::uint64_t scanned_at = f == form::cumulative ? address(out) : address(split_cumulative);
-      launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,
-             {&counts_at, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
-              &scanned_at, &status});
-      if (f != form::cumulative) {
-        launch("resample_cumulative_to_ancestors", static_cast<unsigned>(tiles), tile_threads, stream,
-               {&scanned_at, &count, &index64, &status, &drawn_at});
-      }
-    }
-    if (f == form::permuted) {
-      launch("resample_prepermute", grid, threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
-    }
+    enqueue_split(at, ssp, address(split_counts != nullptr ? split_counts : out), address(remainders), address(cdf),
+                  address(floors), address(split_cumulative));
   } else if (chain) {
     const std::uint32_t kind = chain_kind(s);
     launch("resample_chains", static_cast<unsigned>((n + chain_threads - 1) / chain_threads), chain_threads, stream,
-           {&weights, &count, &is_double, &index64, &kind, &status, &k.seed, &k.stream, &step, &drawn_at, &slots_at});
-  } else {
-    const std::uint32_t stratified = s == scheme::stratified ? 1 : 0;
-    constexpr std::uint32_t exact_cdf = 3;  // the comb kernel's form that writes C_i instead
-    const auto written = multinomial ? exact_cdf : static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
-    const std::uint64_t comb_out = multinomial ? address(cdf) : f == form::permuted ? drawn_at : address(out);
-    const std::uint32_t U = philox_stream(k, shared_index, step).next();
-    launch("resample_comb_look_back", static_cast<unsigned>(tiles), tile_threads, stream,
-           {&weights, &count, &is_double, &index64, &stratified, &scan.status_at, &scan.ticket_at, &scan.flags_at,
-            &scan.aggregates_at, &scan.inclusives_at, &U, &k.seed, &k.stream, &step, &comb_out, &written});
-    if (multinomial) {
-      launch("resample_multinomial", grid, threads, stream,
-             {&comb_out, &count, &index64, &status, &k.seed, &k.stream, &step, &drawn_at});
-    }
-    if (f == form::permuted) {
-      launch("resample_prepermute", grid, threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
-    }
+           {&at.weights, &at.count, &at.is_double, &at.index64, &kind, &at.status, &k.seed, &k.stream, &at.step,
+            &at.drawn, &at.slots});
+  } else if (multinomial) {
+    const std::uint64_t table = address(cdf);
+    launch_comb(at, 0, exact_cdf, table, 0);
+    launch("resample_multinomial", at.grid, threads, stream,
+           {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.step, &at.drawn});
+  } else {  // systematic, stratified: the comb writes the form itself (permuted: ancestors first)
+    const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
+    launch_comb(at, s == scheme::stratified ? 1 : 0, written, f == form::permuted ? at.drawn : at.out,
+                philox_stream(k, shared_index, step).next());
   }
-  const std::uint64_t out_at = address(out);
-  if (f == form::permuted) {
-    launch("resample_chase", grid, threads, stream, {&drawn_at, &count, &index64, &status, &slots_at});
-    launch("resample_gather", grid, threads, stream, {&drawn_at, &slots_at, &count, &index64, &status, &out_at});
-  } else if (counted && f != form::ancestors) {  // Code 9, then (cumulative) the scan of the counts
-    const std::uint64_t counts_at = f == form::cumulative ? address(counts) : out_at;
-    const std::uint64_t zero = 0;
-    launch("resample_fill_indices", grid, threads, stream, {&counts_at, &count, &index64, &zero, &status});
-    launch("resample_count_offspring", grid, threads, stream, {&drawn_at, &count, &index64, &status, &counts_at});
-    if (f == form::cumulative) {
-      // the chains used no look-back; multinomial's table did
-      if (multinomial) scan.clear_look_back(stream);
-      launch("resample_offspring_scan", static_cast<unsigned>(tiles), tile_threads, stream,
-             {&counts_at, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at,
-              &scan.inclusives_at, &out_at, &status});
+  if (f == form::permuted) {  // Code 7: the chains made their claims already
+    if (!chain) {
+      launch("resample_prepermute", at.grid, threads, stream,
+             {&at.drawn, &at.count, &at.index64, &at.status, &at.slots});
     }
+    launch("resample_chase", at.grid, threads, stream, {&at.drawn, &at.count, &at.index64, &at.status, &at.slots});
+    launch("resample_gather", at.grid, threads, stream,
+           {&at.drawn, &at.slots, &at.count, &at.index64, &at.status, &at.out});
+  } else if (counted && f != form::ancestors) {
+    count_drawn(at, address(counts), multinomial);  // the chains used no look-back; multinomial's table did
   }
 }
 
