@@ -41,10 +41,9 @@ namespace {
 template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
-  if (!has_scheme(s)) {
-    throw invalid_input("the ptx backend has systematic, stratified, multinomial, residual, SSP, metropolis, "
-                        "megopolis and rejection resampling so far; " + std::string(name(s)) +
-                        " is on the cpu and cuda backends");
+  if (!has_scheme(s)) {  // has_scheme says which; the message need not list them again
+    throw invalid_input(std::string(name(s)) + " resampling is not on the ptx backend yet; it is on the cpu and cuda "
+                        "backends");
   }
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
   check_scheme_options(s, opt);

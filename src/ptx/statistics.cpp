@@ -13,6 +13,7 @@
 #include "resample/core/validate.hpp"
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
+#include "grid.hpp"
 #include "status_layout.hpp"
 #include "weight_summary.hpp"
 
@@ -20,22 +21,17 @@ namespace resample::ptx {
 namespace detail {
 
 unsigned weight_sum_blocks(std::size_t n) {
-  constexpr std::size_t per_block = 256 * 8, max_blocks = 1024;
+  constexpr std::size_t per_block = std::size_t{threads} * 8, max_blocks = 1024;
   return static_cast<unsigned>(std::clamp<std::size_t>((n + per_block - 1) / per_block, 1, max_blocks));
 }
 
 void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
                             std::uint64_t* sums, std::uint64_t* squares, const summary_request& req,
                             cudaStream_t stream) {
-  constexpr unsigned threads = 256, finish_threads = 1024;
+  constexpr unsigned finish_threads = 1024;
   const unsigned blocks = weight_sum_blocks(n);
-  // the kernels' pointer arguments, as the .u64 their parameters are
-  const std::uint64_t weights = reinterpret_cast<std::uintptr_t>(lw);
-  const std::uint64_t status = reinterpret_cast<std::uintptr_t>(st);
-  const std::uint64_t sums_at = reinterpret_cast<std::uintptr_t>(sums);
-  const std::uint64_t squares_at = reinterpret_cast<std::uintptr_t>(squares);
-  const std::uint64_t result = reinterpret_cast<std::uintptr_t>(req.d_result);
-  const std::uint64_t ess_at = reinterpret_cast<std::uintptr_t>(req.d_ess);
+  const std::uint64_t weights = address(lw), status = address(st), sums_at = address(sums);
+  const std::uint64_t squares_at = address(squares), result = address(req.d_result), ess_at = address(req.d_ess);
   const std::uint64_t count = n;
   const std::uint32_t double_weights = is_double ? 1 : 0;
   const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
@@ -85,7 +81,8 @@ void effective_sample_size(void* d_temp, std::size_t& temp_bytes, const T* lw, s
 template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream) {
-  detail::enqueue(d_temp, temp_bytes, lw, n, detail::summary_request::lse | detail::summary_request::ess, d_lse, d_ess, stream);
+  constexpr std::uint32_t both = detail::summary_request::lse | detail::summary_request::ess;
+  detail::enqueue(d_temp, temp_bytes, lw, n, both, d_lse, d_ess, stream);
 }
 
 template void log_sum_exp<float>(void*, std::size_t&, const float*, std::size_t, double*, cudaStream_t);

@@ -25,50 +25,45 @@ void run(Call call) {
   (void)cuda::check_status(temp.data(), nullptr);
 }
 
+/// A draw's form, `op(temp, bytes, d_lw, n, d_out)` one of ptx::ancestors, offspring,
+/// cumulative_offspring, permuted_ancestors: log-weights in, N indices out.
+template <class T, class Index, class Op>
+void draw(std::span<const T> lw, std::span<Index> out, Op op) {
+  check_size<Index>(lw.size(), out.size());
+  const device_vector<T> d_lw(lw);
+  device_vector<Index> d_out(out.size());
+  run([&](void* temp, std::size_t& bytes) { op(temp, bytes, d_lw.data(), lw.size(), d_out.data()); });
+  d_out.copy_to(out);
+}
+
 template <class T, class Index>
 void ancestors(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a, const options& opt = {}) {
-  check_size<Index>(lw.size(), a.size());
-  const device_vector<T> d_lw(lw);
-  device_vector<Index> d_a(a.size());
-  run([&](void* temp, std::size_t& bytes) {
-    ptx::ancestors<T, Index>(temp, bytes, s, d_lw.data(), lw.size(), k, step, d_a.data(), opt);
+  draw(lw, a, [&](void* t, std::size_t& b, const T* x, std::size_t n, Index* y) {
+    ptx::ancestors<T, Index>(t, b, s, x, n, k, step, y, opt);
   });
-  d_a.copy_to(a);
 }
 
 template <class T, class Index>
 void offspring(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> o, const options& opt = {}) {
-  check_size<Index>(lw.size(), o.size());
-  const device_vector<T> d_lw(lw);
-  device_vector<Index> d_o(o.size());
-  run([&](void* temp, std::size_t& bytes) {
-    ptx::offspring<T, Index>(temp, bytes, s, d_lw.data(), lw.size(), k, step, d_o.data(), opt);
+  draw(lw, o, [&](void* t, std::size_t& b, const T* x, std::size_t n, Index* y) {
+    ptx::offspring<T, Index>(t, b, s, x, n, k, step, y, opt);
   });
-  d_o.copy_to(o);
 }
 
 template <class T, class Index>
 void cumulative_offspring(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> O,
                           const options& opt = {}) {
-  check_size<Index>(lw.size(), O.size());
-  const device_vector<T> d_lw(lw);
-  device_vector<Index> d_O(O.size());
-  run([&](void* temp, std::size_t& bytes) {
-    ptx::cumulative_offspring<T, Index>(temp, bytes, s, d_lw.data(), lw.size(), k, step, d_O.data(), opt);
+  draw(lw, O, [&](void* t, std::size_t& b, const T* x, std::size_t n, Index* y) {
+    ptx::cumulative_offspring<T, Index>(t, b, s, x, n, k, step, y, opt);
   });
-  d_O.copy_to(O);
 }
 
 template <class T, class Index>
 void permuted_ancestors(scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> c,
                         const options& opt = {}) {
-  check_size<Index>(lw.size(), c.size());
-  const device_vector<T> d_lw(lw);
-  device_vector<Index> d_c(c.size());
-  run([&](void* temp, std::size_t& bytes) {
-    ptx::permuted_ancestors<T, Index>(temp, bytes, s, d_lw.data(), lw.size(), k, step, d_c.data(), opt);
+  draw(lw, c, [&](void* t, std::size_t& b, const T* x, std::size_t n, Index* y) {
+    ptx::permuted_ancestors<T, Index>(t, b, s, x, n, k, step, y, opt);
   });
-  d_c.copy_to(c);
 }
 
 /// Index -> Index conversions, `op(temp, bytes, in, n, out)` one of ptx::ancestors_to_offspring,
