@@ -37,6 +37,7 @@ FUNC_NAME = re.compile(r"\.func\s*(?:\([^)]*\)\s*)?(resample_\w+)\s*\(")
 SHARED_NAME = re.compile(r"^\.shared[^;]*?\b(resample_\w+)\s*\[", re.M)
 CALLS = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\),\s*)?(resample_\w+)")
 IDENTIFIERS = re.compile(r"\bresample_\w+")
+COMMENT = re.compile(r"//[^\n]*")
 SEPARATOR = "// ----\n"
 
 
@@ -106,7 +107,8 @@ def main():
             where[item] = (name, index)
 
     def uses(text):
-        """The items of any file that `text` calls or names."""
+        """The items of any file that `text` calls or names (in code: comments may name others)."""
+        text = COMMENT.sub("", text)
         names = set(CALLS.findall(text)) | set(IDENTIFIERS.findall(text))
         return {n for n in names if n in where}
 
