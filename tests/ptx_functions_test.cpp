@@ -277,11 +277,19 @@ TEST(PtxKernels, PhiloxBlocksKernel) {
 // uses 256: tiles of 2048; smaller blocks give many tiles from few particles, so the look-back
 // crosses windows of 32 tiles and the tile boundaries fall everywhere).
 
-/// The summary every resampler starts with, on the simulator (max pass, weight sums over `grid`
-/// blocks, the finishing block; weight_summary.hpp): the status then holds the verdict, max lw,
-/// F and Q.
+/// A call's opening (ptx/open_call.ptx) on the simulator, for a status allocated alone: the step,
+/// systematic's U and, with `gate` (a device int; 0: none), the gate into the status.
+void simulate_open_call(test::ptx_interpreter& sim, std::uint64_t status, std::uint32_t step, key k,
+                        std::uint64_t gate = 0) {
+  sim.launch("resample_open_call", 2, 32, {status, sizeof(cuda::device_status) / 4, gate, 0, step, k.seed, k.stream});
+}
+
+/// The opening and the summary every resampler starts with, on the simulator (max pass, weight
+/// sums over `grid` blocks, the finishing block; weight_summary.hpp): the status then holds the
+/// verdict, max lw, F, Q, the step and U.
 void simulate_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n, std::uint64_t is_double,
-                      std::uint64_t status, unsigned grid) {
+                      std::uint64_t status, unsigned grid, std::uint32_t step, key k) {
+  simulate_open_call(sim, status, step, k);
   const std::uint64_t sums = sim.alloc(16 * grid);
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
   sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
@@ -311,11 +319,10 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::vector<Index> sentinel(n, Index{-7});
   const std::uint64_t a = sim.alloc_copy(sentinel);
-  simulate_summary(sim, weights, n, is_double, status, grid);
-  const std::uint32_t U = philox_stream(k, shared_index, step).next();
+  simulate_summary(sim, weights, n, is_double, status, grid, step, k);
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, ticket, flags, aggregates,
-              inclusives, U, k.seed, k.stream, step, a, static_cast<std::uint64_t>(form)});
+              inclusives, k.seed, k.stream, a, static_cast<std::uint64_t>(form)});
   simulated_comb r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
@@ -416,14 +423,15 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   const std::uint64_t sums = sim.alloc(16 * 2), ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles), a = sim.alloc(4 * n);
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  simulate_open_call(sim, status, 3, {5, 6});
   sim.launch("resample_max_pass", 2, 64, {weights, n, 1, status, no_bound});
   sim.launch("resample_weight_sums", 2, 64, {weights, n, 1, fraction, status, sums, 0});
   sim.launch("resample_weight_statistics", 1, 64,
              {weights, n, 1, fraction, status, sums, 0, 2, 0, 0, 0, no_bound, bits(0.01), 0});
   const key k{5, 6};
-  const std::uint32_t step = 3, U = philox_stream(k, shared_index, step).next();
-  const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives, U,
-                                           k.seed, k.stream, step, a, 0};
+  const std::uint32_t step = 3;
+  const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives,
+                                           k.seed, k.stream, a, 0};
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, args);
   std::vector<std::int32_t> want(n);
   cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw), k, step, std::span<std::int32_t>(want));
@@ -463,6 +471,62 @@ TEST(PtxKernels, CombWritesNothingForBadInput) {
   EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
   EXPECT_EQ(got.status.index, 345u);
   for (const auto x : got.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
+}
+
+// The call's opening (ptx/open_call.ptx) as src/ptx/ancestors.cpp launches it, on a status, ticket
+// and flags laid out as look_back_storage lays them out and filled with garbage: it zeroes them
+// all, takes the step from the device word (options::device_step; the argument is wrong on
+// purpose) and writes U; an open gate changes nothing, a closed one (options::device_gate == 0)
+// keeps `skipped` through the summary, and the comb writes nothing.
+TEST(PtxKernels, OpenCallTakesTheDeviceStepAndItsClosedGateStopsTheCall) {
+  const auto lw = test::log_weights(700, 1.0, 4);
+  const std::uint64_t n = lw.size();
+  const key k{11, 12};
+  const std::uint32_t step = 9;
+  std::vector<std::int32_t> want(n);
+  cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw), k, step, std::span<std::int32_t>(want));
+  constexpr unsigned threads = 32;
+  const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
+  for (const int gate : {-1, 1, 0}) {  // -1: no gate
+    test::ptx_interpreter sim(ptx::detail::module_text);
+    const std::uint64_t status_bytes = sizeof(cuda::device_status), words = (status_bytes + 4 + 4 * tiles) / 4;
+    const std::uint64_t status = sim.alloc_copy(std::vector<std::uint32_t>(words, 0xABABABABu));
+    const std::uint64_t ticket = status + status_bytes, flags = ticket + 4;
+    const std::uint64_t step_at = sim.alloc_copy(std::vector<std::uint32_t>{step});
+    const std::uint64_t gate_at = gate < 0 ? 0 : sim.alloc_copy(std::vector<std::int32_t>{gate});
+    sim.launch("resample_open_call", 2, 32, {status, words, gate_at, step_at, step + 1, k.seed, k.stream});
+    auto opened = sim.read<cuda::device_status>(status);
+    EXPECT_EQ(opened.step, step);
+    EXPECT_EQ(opened.shared_word, philox_stream(k, shared_index, step).next());
+    EXPECT_EQ(opened.code, gate == 0 ? static_cast<int>(cuda::status_code::skipped) : 0);
+    opened.step = opened.shared_word = 0;
+    opened.code = 0;
+    EXPECT_EQ(opened.first_bad, 0u);
+    EXPECT_EQ(opened.max_key, 0u);
+    EXPECT_EQ(opened.n, 0u);
+    EXPECT_EQ(sim.read<std::uint32_t>(ticket), 0u);
+    for (std::uint64_t t = 0; t < tiles; ++t) ASSERT_EQ(sim.read<std::uint32_t>(flags + 4 * t), 0u) << "tile " << t;
+    const std::uint64_t weights = sim.alloc_copy(lw), sums = sim.alloc(16 * 3);
+    const std::uint64_t a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
+    const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+    sim.launch("resample_max_pass", 3, 64, {weights, n, 1, status, no_bound});
+    sim.launch("resample_weight_sums", 3, 64, {weights, n, 1, fraction, status, sums, 0});
+    sim.launch("resample_weight_statistics", 1, 64,
+               {weights, n, 1, fraction, status, sums, 0, 3, 0, 0, 0, no_bound, bits(0.01), 0});
+    sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
+               {weights, n, 1, 0, 0, status, ticket, flags, sim.alloc(16 * tiles), sim.alloc(16 * tiles), k.seed,
+                k.stream, a, 0});
+    const auto st = sim.read<cuda::device_status>(status);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto got = sim.read<std::int32_t>(a + 4 * i);
+      if (gate == 0) {
+        ASSERT_EQ(got, -7) << "a closed gate, yet ancestor " << i << " was written";
+      } else {
+        ASSERT_EQ(got, want[i]) << "gate " << gate << ", particle " << i;
+      }
+    }
+    EXPECT_EQ(st.code, gate == 0 ? static_cast<int>(cuda::status_code::skipped) : 0);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,6 +686,7 @@ simulated_chains simulate_chains(const std::vector<T>& lw, scheme s, key k, std:
   const std::uint64_t bound = s == scheme::rejection && opt.rejection_log_bound ? bits(*opt.rejection_log_bound) : no_bound;
   std::uint64_t wanted = 0;
   if (s != scheme::rejection) wanted = opt.metropolis_steps ? 4 | 8 : 4;
+  simulate_open_call(sim, status, step, k);
   sim.launch("resample_max_pass", grid, threads, {weights, n, is_double, status, bound});
   sim.launch("resample_weight_sums", grid, threads, {weights, n, is_double, fraction, status, sums, 0});
   sim.launch("resample_weight_statistics", 1, threads,
@@ -630,7 +695,7 @@ simulated_chains simulate_chains(const std::vector<T>& lw, scheme s, key k, std:
   if (claim) sim.launch("resample_fill_indices", grid, threads, {claims, n, index64, n, status});
   const std::uint64_t kind = s == scheme::metropolis ? 0 : s == scheme::megopolis ? 1 : 2;
   sim.launch("resample_chains", static_cast<unsigned>((n + threads - 1) / threads), threads,
-             {weights, n, is_double, index64, kind, status, k.seed, k.stream, step, a, claims});
+             {weights, n, is_double, index64, kind, status, k.seed, k.stream, a, claims});
   simulated_chains r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
@@ -783,10 +848,11 @@ TEST(PtxKernels, MultinomialDrawIsLemiresExactDrawForAnyQ) {
     test::ptx_interpreter sim(ptx::detail::module_text);
     cuda::device_status st{};
     st.total = q;
+    st.step = step;
     const std::uint64_t status = sim.alloc(sizeof st);
     sim.write(status, st);
     const std::uint64_t cdf = sim.alloc_copy(table), a = sim.alloc_copy(std::vector<std::int64_t>(n, -7));
-    sim.launch("resample_multinomial", 2, 64, {cdf, n, 1, status, k.seed, k.stream, step, a});
+    sim.launch("resample_multinomial", 2, 64, {cdf, n, 1, status, k.seed, k.stream, a});
     std::size_t redrawn = 0;
     for (std::uint64_t j = 0; j < n; ++j) {
       philox_stream s(k, j, step), count(k, j, step);
@@ -820,11 +886,11 @@ simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std:
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::uint64_t cdf = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
-  simulate_summary(sim, weights, n, is_double, status, grid);
+  simulate_summary(sim, weights, n, is_double, status, grid, step, k);
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, 0, k.seed, k.stream,
-              step, cdf, 3});
-  sim.launch("resample_multinomial", grid, 64, {cdf, n, index64, status, k.seed, k.stream, step, a});
+             {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, k.seed, k.stream, cdf,
+              3});
+  sim.launch("resample_multinomial", grid, 64, {cdf, n, index64, status, k.seed, k.stream, a});
   simulated_multinomial r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -892,14 +958,14 @@ simulated_ssp simulate_ssp(const std::vector<T>& lw, key k, std::uint32_t step) 
   const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
   const std::uint64_t counts = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
   const std::uint64_t remainders = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
-  simulate_summary(sim, weights, n, is_double, status, grid);
+  simulate_summary(sim, weights, n, is_double, status, grid, step, k);
   sim.launch("resample_split_expected_offspring", grid, threads, {weights, n, is_double, index64, status, counts, remainders});
   simulated_ssp r;
   for (std::uint64_t i = 0; i < n; ++i) {
     r.split_counts.push_back(sim.read<Index>(counts + i * sizeof(Index)));
     r.remainders.push_back(u128_of(sim.read<std::uint64_t>(remainders + 16 * i), sim.read<std::uint64_t>(remainders + 16 * i + 8)));
   }
-  sim.launch("resample_ssp_pairing", 1, 1, {remainders, counts, n, index64, status, k.seed, k.stream, step});
+  sim.launch("resample_ssp_pairing", 1, 1, {remainders, counts, n, index64, status, k.seed, k.stream});
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.counts.push_back(sim.read<Index>(counts + i * sizeof(Index)));
   return r;
@@ -970,14 +1036,14 @@ simulated_residual simulate_residual(const std::vector<T>& lw, key k, std::uint3
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::uint64_t cdf = sim.alloc(16 * n), floors = sim.alloc(sizeof(Index) * n);
   const std::uint64_t counts = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
-  simulate_summary(sim, weights, n, is_double, status, grid);
+  simulate_summary(sim, weights, n, is_double, status, grid, step, k);
   sim.launch("resample_split_expected_offspring", grid, 32, {weights, n, is_double, index64, status, counts, 0});
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, index64, 0, status, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, 0,
-              k.seed, k.stream, step, cdf, 3});
+             {weights, n, is_double, index64, 0, status, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives,
+              k.seed, k.stream, cdf, 3});
   sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
              {counts, n, index64, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, floors, status});
-  sim.launch("resample_residual_draws", grid, 64, {cdf, floors, counts, n, index64, status, k.seed, k.stream, step});
+  sim.launch("resample_residual_draws", grid, 64, {cdf, floors, counts, n, index64, status, k.seed, k.stream});
   simulated_residual r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.counts.push_back(sim.read<Index>(counts + i * sizeof(Index)));

@@ -1,6 +1,8 @@
 // Ancestors, offspring, cumulative offspring and permuted ancestors on the PTX backend, on the
 // caller's stream. Every call starts with
-//   memset        the status, the look-back's ticket and its per-tile flags (one contiguous range)
+//   resample_open_call  the status, the look-back's ticket and its per-tile flags zeroed; the step
+//                 (options::device_step or the argument), systematic's U (Philox at
+//                 (shared_index, step)) and the gate (options::device_gate) into the status
 //   resample_max_pass, resample_weight_sums, resample_weight_statistics
 //                 the verdict (NaN / +inf first, then all zero, then above rejection's bound),
 //                 max lw, F, Q and Metropolis' B (weight_summary.hpp)
@@ -8,8 +10,6 @@
 //   systematic, stratified: resample_comb_look_back, one block per tile of 2048 particles: the
 //                 exact C by a block scan and the decoupled look-back, the comb, then Code 8, o or
 //                 O (ptx/comb_look_back.ptx): the counts are written from the comb directly.
-//                 Systematic's word U is drawn here, on the host, from Philox at
-//                 (shared_index, step), as the cuda backend draws it.
 //   multinomial:  resample_comb_look_back's form 3 writes the exact C_i (16 bytes per particle of
 //                 temp storage), then resample_multinomial draws and searches (ptx/multinomial.ptx);
 //   residual, ssp: resample_split_expected_offspring (N q_i = f_i Q + r_i); then SSP's
@@ -21,6 +21,7 @@
 //   ancestors in temp storage; cumulative offspring by the offspring scan after it.
 // Permuted ancestors add Code 7's passes (ptx/permute.ptx); the chain kernel makes the PREPERMUTE
 // claims itself.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -47,9 +48,16 @@ void check_call(scheme s, std::size_t n, const options& opt) {
   }
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
   check_scheme_options(s, opt);
-  if (opt.device_gate != nullptr || opt.device_step != nullptr) {
-    throw invalid_input("the ptx backend does not take options::device_gate or options::device_step yet");
-  }
+}
+
+/// The call's opening (ptx/open_call.ptx): the status and the look-back's flags zeroed, the step
+/// (options::device_step, else `step`) and systematic's U into the status, and the gate
+/// (options::device_gate) closed there when it reads 0, which every later kernel obeys.
+void open_call(const look_back_storage& scan, const options& opt, std::uint32_t step, key k, cudaStream_t stream) {
+  const std::uint64_t words = scan.zeroed_bytes / 4, gate = address(opt.device_gate),
+                      step_at = address(opt.device_step);
+  const auto grid = static_cast<unsigned>(std::min<std::uint64_t>((words + threads - 1) / threads, 64));
+  launch("resample_open_call", grid, threads, stream, {&scan.status_at, &words, &gate, &step_at, &step, &k.seed, &k.stream});
 }
 
 /// What a call writes: the comb kernel's form_in, and permuted ancestors (Code 7 after the draw).
@@ -86,7 +94,7 @@ struct call {
   const look_back_storage& scan;
   std::uint64_t weights, count, status;
   std::uint64_t out, drawn, slots;  ///< the output; the draw's ancestors (the output unless temp); Code 7's slots
-  std::uint32_t is_double, index64, step;
+  std::uint32_t is_double, index64;
   key k;
   form f;
   unsigned grid, tiles;
@@ -94,11 +102,10 @@ struct call {
 };
 
 /// The comb kernel (ptx/comb_look_back.ptx) writing `written` (a form, or 3: C itself) to `to`.
-void launch_comb(const call& c, std::uint32_t stratified, std::uint32_t written, std::uint64_t to, std::uint32_t U) {
+void launch_comb(const call& c, std::uint32_t stratified, std::uint32_t written, std::uint64_t to) {
   launch("resample_comb_look_back", c.tiles, tile_threads, c.stream,
          {&c.weights, &c.count, &c.is_double, &c.index64, &stratified, &c.scan.status_at, &c.scan.ticket_at,
-          &c.scan.flags_at, &c.scan.aggregates_at, &c.scan.inclusives_at, &U, &c.k.seed, &c.k.stream, &c.step, &to,
-          &written});
+          &c.scan.flags_at, &c.scan.aggregates_at, &c.scan.inclusives_at, &c.k.seed, &c.k.stream, &to, &written});
 }
 
 /// The offspring scan (ptx/offspring_scan.ptx): inclusive sums of the counts at `counts` into `to`.
@@ -118,13 +125,13 @@ void enqueue_split(const call& c, bool ssp, std::uint64_t counts, std::uint64_t 
          {&c.weights, &c.count, &c.is_double, &c.index64, &c.status, &counts, &remainders});
   if (ssp) {
     launch("resample_ssp_pairing", 1, 1, c.stream,
-           {&remainders, &counts, &c.count, &c.index64, &c.status, &c.k.seed, &c.k.stream, &c.step});
+           {&remainders, &counts, &c.count, &c.index64, &c.status, &c.k.seed, &c.k.stream});
   } else {  // residual: C (the comb kernel's form 3), F (the scan of the floors), then the draws
-    launch_comb(c, 0, exact_cdf, cdf, 0);
+    launch_comb(c, 0, exact_cdf, cdf);
     c.scan.clear_look_back(c.stream);
     scan_counts(c, counts, floors);
     launch("resample_residual_draws", c.grid, threads, c.stream,
-           {&cdf, &floors, &counts, &c.count, &c.index64, &c.status, &c.k.seed, &c.k.stream, &c.step});
+           {&cdf, &floors, &counts, &c.count, &c.index64, &c.status, &c.k.seed, &c.k.stream});
     if (c.f != form::offspring) c.scan.clear_look_back(c.stream);
   }
   if (c.f == form::offspring) return;
@@ -181,13 +188,12 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
                 address(slots),
                 sizeof(T) == 8 ? 1u : 0u,
                 sizeof(Index) == 8 ? 1u : 0u,
-                step,
                 k,
                 f,
                 grid_for(n),
                 static_cast<unsigned>(tiles),
                 stream};
-  scan.clear(stream);
+  open_call(scan, opt, step, k, stream);
   enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, request_for(s, opt), stream);
   if (slots != nullptr) {  // Code 7's d = N, written once the verdict is good
     launch("resample_fill_indices", at.grid, threads, stream,
@@ -199,17 +205,16 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   } else if (chain) {
     const std::uint32_t kind = chain_kind(s);
     launch("resample_chains", static_cast<unsigned>((n + chain_threads - 1) / chain_threads), chain_threads, stream,
-           {&at.weights, &at.count, &at.is_double, &at.index64, &kind, &at.status, &k.seed, &k.stream, &at.step,
-            &at.drawn, &at.slots});
+           {&at.weights, &at.count, &at.is_double, &at.index64, &kind, &at.status, &k.seed, &k.stream, &at.drawn,
+            &at.slots});
   } else if (multinomial) {
     const std::uint64_t table = address(cdf);
-    launch_comb(at, 0, exact_cdf, table, 0);
+    launch_comb(at, 0, exact_cdf, table);
     launch("resample_multinomial", at.grid, threads, stream,
-           {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.step, &at.drawn});
+           {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.drawn});
   } else {  // systematic, stratified: the comb writes the form itself (permuted: ancestors first)
     const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
-    launch_comb(at, s == scheme::stratified ? 1 : 0, written, f == form::permuted ? at.drawn : at.out,
-                philox_stream(k, shared_index, step).next());
+    launch_comb(at, s == scheme::stratified ? 1 : 0, written, f == form::permuted ? at.drawn : at.out);
   }
   if (f == form::permuted) {  // Code 7: the chains made their claims already
     if (!chain) {

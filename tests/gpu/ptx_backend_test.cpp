@@ -424,6 +424,69 @@ TEST(PtxAncestors, CapturedInAGraphAndReplayed) {
   }
 }
 
+// options::device_step and options::device_gate (ptx/open_call.ptx): one capture per scheme and
+// form, replayed with the step word and the gate changed between replays; an open gate gives the
+// CPU's draw for the device's step (the host's step, 0, is ignored), a closed one writes nothing
+// and reports no error. As the particle filter's tick uses them.
+TEST(PtxAncestors, DeviceStepAndGateReadWhenTheCallRuns) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  device_vector<std::uint32_t> step(1);
+  device_vector<int> gate(1);
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{70000}}) {
+    const auto lw = test::log_weights(n, 1.5, 17);
+    const device_vector<double> d_lw(view(lw));
+    const std::vector<std::int64_t> poison(n, -7);
+    device_vector<std::int64_t> d_a(n);
+    for (const scheme s : production_schemes) {
+      if (!ptx::has_scheme(s) || (s == scheme::ssp && n > 10000)) continue;  // SSP's pairing is serial: slow
+      for (const bool offspring_form : {false, true}) {
+        options opt;
+        opt.device_step = step.data();
+        opt.device_gate = gate.data();
+        std::size_t bytes = 0;
+        if (offspring_form) {
+          ptx::offspring<double, std::int64_t>(nullptr, bytes, s, d_lw.data(), n, {8, 2}, 0, d_a.data(), opt);
+        } else {
+          ptx::ancestors<double, std::int64_t>(nullptr, bytes, s, d_lw.data(), n, {8, 2}, 0, d_a.data(), opt);
+        }
+        const device_vector<char> temp(bytes);
+        const captured_call call([&](cudaStream_t stream) {
+          if (offspring_form) {
+            ptx::offspring<double, std::int64_t>(temp.data(), bytes, s, d_lw.data(), n, {8, 2}, 0, d_a.data(), opt, stream);
+          } else {
+            ptx::ancestors<double, std::int64_t>(temp.data(), bytes, s, d_lw.data(), n, {8, 2}, 0, d_a.data(), opt, stream);
+          }
+        });
+        const std::string what = std::string(name(s)) + (offspring_form ? " offspring" : " ancestors") + ", N = " +
+                                 std::to_string(n);
+        for (const std::uint32_t t : {3u, 4u, 11u}) {
+          for (const int open : {0, 1}) {
+            cuda::check(cudaMemcpy(d_a.data(), poison.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice),
+                        "cudaMemcpy");
+            cuda::check(cudaMemcpy(step.data(), &t, sizeof t, cudaMemcpyHostToDevice), "cudaMemcpy");
+            cuda::check(cudaMemcpy(gate.data(), &open, sizeof open, cudaMemcpyHostToDevice), "cudaMemcpy");
+            call.replay();
+            const auto st = cuda::check_status(temp.data(), call.stream());
+            std::vector<std::int64_t> got(n), want(n);
+            d_a.copy_to(std::span<std::int64_t>(got));
+            if (!open) {
+              EXPECT_EQ(st.code, static_cast<int>(cuda::status_code::skipped)) << what;
+              EXPECT_EQ(got, poison) << what << ": written through a closed gate";
+              continue;
+            }
+            if (offspring_form) {
+              cpu::offspring(cpu::serial{}, s, view(lw), {8, 2}, t, std::span<std::int64_t>(want));
+            } else {
+              cpu::ancestors(cpu::serial{}, s, view(lw), {8, 2}, t, std::span<std::int64_t>(want));
+            }
+            EXPECT_EQ(got, want) << what << ", step " << t;
+          }
+        }
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Metropolis, Megopolis and rejection (ptx/chains.ptx), in every form, and permuted ancestors
 // (Code 7 after the draw; the chains' claims fused into their kernel).

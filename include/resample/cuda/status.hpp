@@ -47,6 +47,9 @@ struct device_status {
   unsigned long long index;        ///< the first offending index
   unsigned long long steps;        ///< Metropolis and Megopolis: B
   unsigned long long n;
+  // The PTX backend's call opening (ptx/open_call.ptx) writes these for its kernels to read.
+  std::uint32_t step;              ///< the call's Philox step (options::device_step or the argument)
+  std::uint32_t shared_word;       ///< systematic's U: the first word of Philox at (shared_index, step)
 };
 
 /// Waits for `stream`, reads the verdict at the start of `d_temp` and throws invalid_input (with

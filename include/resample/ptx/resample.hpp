@@ -53,9 +53,10 @@ constexpr bool has_scheme(scheme s) { return s != scheme::multinomial_sorted; }
 /// One draw of N ancestors (0-based) into a[0, N): systematic, stratified, multinomial (Code 2),
 /// residual or SSP on the exact CDF, or the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
 /// options::rejection_log_bound), the bits of resample::cpu::ancestors and
-/// resample::cuda::ancestors. T: float or double; Index: int32 or int64. Other schemes, a float
-/// CDF, options::device_gate and options::device_step throw invalid_input (they are on the cuda
-/// backend).
+/// resample::cuda::ancestors. T: float or double; Index: int32 or int64. options::device_step and
+/// options::device_gate are read on the device when the call runs (ptx/open_call.ptx), as on the
+/// cuda backend: a call can be captured once and replayed. Other schemes and a float CDF throw
+/// invalid_input (they are on the cuda backend).
 template <class T, class Index>
 void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
                Index* a, const options& opt = {}, cudaStream_t stream = nullptr);
