@@ -3,6 +3,8 @@
 // ESS < N/2, on data simulated from the model.
 //
 //   bpf/cuda/<N>           N = 2^10 .. 2^26; 32 ticks per iteration, timed with CUDA events
+//   bpf/ptx/<N>            the same filter with the PTX backend's kernels (resample/ptx/filter.hpp):
+//                          the per-particle kernel and the resampler in PTX
 //   bpf/cpu-parallel/<N>   N = 2^10 .. 2^20, all cores; wall time
 //
 // Counters: us_per_tick (the mean over the iterations: for cuda they include the first capture of
@@ -26,6 +28,7 @@
 #if defined(RESAMPLE_BENCH_CUDA)
 #include "cuda_timing.hpp"
 #include "resample/bpf/cuda_filter.hpp"
+#include "resample/ptx/filter.hpp"
 #endif
 
 namespace {
@@ -69,9 +72,11 @@ void cpu_parallel(benchmark::State& state) {
 }
 
 #if defined(RESAMPLE_BENCH_CUDA)
-void cuda_filter(benchmark::State& state) {
+void cuda_filter(benchmark::State& state, bool ptx) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model(), options(n));
+  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model(), options(n), nullptr,
+                                                        resample::bpf::resampler_node::conditional,
+                                                        ptx ? resample::ptx::tick_kernels_for(model()) : nullptr);
   resample::bench::event_timer timer;
   const auto& y = observations();
   std::size_t t = 0;
@@ -96,8 +101,10 @@ const int registered = [] {
   benchmark::RegisterBenchmark("bpf/cpu-parallel", cpu_parallel)->RangeMultiplier(4)->Range(1 << 10, 1 << 20)
       ->UseManualTime()->Unit(benchmark::kMicrosecond);
 #if defined(RESAMPLE_BENCH_CUDA)
-  benchmark::RegisterBenchmark("bpf/cuda", cuda_filter)->RangeMultiplier(4)->Range(1 << 10, 1 << 26)
-      ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  for (const bool ptx : {false, true}) {
+    benchmark::RegisterBenchmark(ptx ? "bpf/ptx" : "bpf/cuda", cuda_filter, ptx)->RangeMultiplier(4)
+        ->Range(1 << 10, 1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
 #endif
   return 0;
 }();

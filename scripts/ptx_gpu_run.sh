@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The PTX backend's GPU run, in one call (a subset of gpu_checks.sh, for sessions whose change is
 # the PTX backend alone): build the PTX targets (Release, sm_90), ptx_backend_test,
-# ptx_parity_test, the command line's ptx checks and digests against cpu, compute-sanitizer
-# memcheck / racecheck / synccheck on the PTX tests, and bench_ptx. Logs under OUT.
+# ptx_parity_test, bpf_cuda_test (the filter with the CUDA C and the PTX kernels), the command
+# line's ptx checks, digests and the filter on GBP/USD against cpu, compute-sanitizer memcheck /
+# racecheck / synccheck on the PTX tests and the PTX filter, bench_ptx and bench_bpf (cuda vs
+# ptx). Logs under OUT.
 #   usage: OUT=dir scripts/ptx_gpu_run.sh
 source "$(dirname "$0")/gpu_common.sh"
 log="$out/ptx_checks.txt"
 {
-  gpu_configure_and_build resample ptx_backend_test ptx_parity_test cli_test bench_ptx
-  for t in ptx_backend_test ptx_parity_test; do
+  gpu_configure_and_build resample ptx_backend_test ptx_parity_test bpf_cuda_test cli_test bench_ptx bench_bpf
+  for t in ptx_backend_test ptx_parity_test bpf_cuda_test; do
     echo "== $t"
     "$build/bin/$t" >"$out/last_test.txt" 2>&1
     grep -E '^\[  (PASSED|FAILED)  \]|test suites? ran' "$out/last_test.txt"           # the totals and failures
@@ -27,11 +29,22 @@ log="$out/ptx_checks.txt"
     done
   done
   echo "ptx multinomial-sorted says: $("$build/bin/resample" ancestors --log --backend ptx --scheme multinomial-sorted --input "$lw" 2>&1)"
+  echo "== the filter on GBP/USD (Pitt & Shephard's parameters, N = 2^16, Student-t 5/5 and auxiliary)"
+  for extra in "" "--nu-state 5 --nu-obs 5 --filter auxiliary --scheme metropolis"; do
+    for b in cpu cuda ptx; do
+      # shellcheck disable=SC2086
+      printf '%-5s %-60s %s\n' "$b" "$extra" "$("$build/bin/resample" bpf --model sv --data data/gbp_usd_1997_1999_returns.txt \
+        --mu -1.02 --rho 0.9702 --sigma 0.178 --n 65536 --seed 3 --backend "$b" $extra --out "$out/bpf_$b" 2>&1 |
+        grep -E '^(log_likelihood|us_per_tick|error)' | tr '\n' ' ')"
+    done
+  done
   echo "== compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
-    for t in ptx_backend_test ptx_parity_test; do
-      f='-*EqualCpuAndCudaBitForBit*:*LargeEqual*:*Repeated*:*PermutedAncestors*:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
+    for t in ptx_backend_test ptx_parity_test bpf_cuda_test; do
+      f='-*EqualCpuAndCudaBitForBit*:*LargeEqual*:*Repeated*:*PermutedAncestors*:*DeviceStepAndGate*:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
       [ "$t" = ptx_parity_test ] && f='*DoubleInt32*'
+      # the PTX filter: racecheck and synccheck stop on conditional graph nodes, so the gated cases
+      [ "$t" = bpf_cuda_test ] && f='*gated_ptx*:*PtxKernels*'
       printf '%-10s %-18s ' "$tool" "$t"
       timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" >"$out/san_last.txt" 2>&1
       rc=$?
@@ -43,3 +56,5 @@ log="$out/ptx_checks.txt"
 } >"$log" 2>&1
 "$build/bin/bench_ptx" --benchmark_min_time=0.2s --benchmark_out="$out/bench_ptx.json" --benchmark_out_format=json \
   >"$out/bench_ptx.txt" 2>&1
+"$build/bin/bench_bpf" --benchmark_filter='bpf/(cuda|ptx)/' --benchmark_min_time=0.2s \
+  --benchmark_out="$out/bench_bpf_ptx.json" --benchmark_out_format=json >"$out/bench_bpf_ptx.txt" 2>&1

@@ -27,6 +27,7 @@
 
 #if defined(RESAMPLE_HAVE_CUDA)
 #include "resample/bpf/cuda_filter.hpp"
+#include "resample/ptx/filter.hpp"
 #endif
 
 namespace resample::cli {
@@ -111,10 +112,7 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   const bpf::filter_options opt = read_filter_options(a, seed);
   const backend_kind kind = parse_backend(a);
   if (kind == backend_kind::reference) {
-    throw usage_error("backend 'reference' has no particle filter (cuda, cpu-parallel or cpu)");
-  }
-  if (kind == backend_kind::ptx) {
-    throw usage_error("backend 'ptx' has no particle filter yet (cuda, cpu-parallel or cpu)");
+    throw usage_error("backend 'reference' has no particle filter (cuda, ptx, cpu-parallel or cpu)");
   }
   const std::string backend = backend_name(kind);
   const unsigned threads = kind == backend_kind::cpu ? 1u : read_threads(a);
@@ -143,9 +141,11 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
     work();
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  if (kind == backend_kind::cuda) {
+  if (kind == backend_kind::cuda || kind == backend_kind::ptx) {
 #if defined(RESAMPLE_HAVE_CUDA)
-    bpf::cuda_filter<Model> filter(model, opt);  // allocation and set-up are not timed
+    // ptx: the same filter with its per-particle kernels and resampler in PTX
+    const auto kernels = kind == backend_kind::ptx ? ptx::tick_kernels_for(model) : nullptr;
+    bpf::cuda_filter<Model> filter(model, opt, nullptr, bpf::resampler_node::conditional, kernels);  // not timed
     timed([&] {
       filter.enqueue(y, data.truth);
       run = filter.collect();

@@ -17,13 +17,18 @@
 //                       (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); then, in the same kernel, the
 //                       chunk summary of (lw', x'): max, first NaN / +inf, and the sums of w, w^2,
 //                       w d, w d^2, w 1{x <= truth}
-//   finish_tick         one block: the chunks combined (chunk_statistics.hpp) -> log-sum-exp, ESS,
-//                       mean, sd, PIT, the increment; bootstrap: the next tick's ESS test
+//   finish_tick         one block: the resampler's refusal recorded, if any; the chunks combined
+//                       (chunk_statistics.hpp) -> log-sum-exp, ESS, mean, sd, PIT, the increment;
+//                       bootstrap: the next tick's ESS test
 //
 // A chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the lanes
 // in the CPU's order, hence the CPU's bits. Refusals (a NaN or +inf log-weight, every weight
 // zero, a refused resampler call) are kept with their tick, and collect() reports the first in the
 // CPU filter's words. The Philox counters are the CPU filter's.
+//
+// With tick_kernels (cuda_filter.hpp; the PTX backend's, resample/ptx/filter.hpp) the particle
+// kernels (initial_weight, first_stage, gather_propagate) and the resampler are that backend's,
+// launched in the same places of the same graph; the finishing kernels and open_resampler stay.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -264,9 +269,8 @@ __global__ void __launch_bounds__(chunk_threads, 2)
   const std::uint32_t tick = s->tick;
   const double y = io.y[tick];
   // `st`: the resampler's verdict. A refusal (a rejection bound below a weight) wrote no ancestors:
-  // it is recorded, and the particles move on unresampled until collect() reports it.
+  // the particles move on unresampled, finish_tick records it, and collect() reports it.
   const bool resampled = s->resample && st->code == 0;
-  if (blockIdx.x == 0 && threadIdx.x == 0 && s->resample) record_call(s, st);
   run_chunk(n, x_out, s->mean, truth_at(io, tick), chunks + blockIdx.x, [&](std::size_t j) {
     double state, weight;
     if (resampled) {
@@ -294,13 +298,16 @@ __global__ void open_resampler(cudaGraphConditionalHandle handle, const scalars*
   cudaGraphSetConditional(handle, s->resample ? 1u : 0u);
 }
 
-/// One block: the tick's statistics, its outputs and increment; bootstrap: the next tick's ESS
-/// test. Then the tick counter moves on.
+/// One block: the resampler's refusal, if any (`st`: its verdict; gather_propagate moved the
+/// particles on unresampled); the tick's statistics, its outputs and increment; bootstrap: the next
+/// tick's ESS test. Then the tick counter moves on.
 __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks, std::size_t count, const double* x,
                                                        const double* lw, double threshold, std::size_t n,
-                                                       bool auxiliary, tick_io io, scalars* s) {
+                                                       bool auxiliary, tick_io io, const cuda::device_status* st,
+                                                       scalars* s) {
   const std::uint32_t tick = s->tick;
   const bool first = tick == 0;
+  if (threadIdx.x == 0 && !first && s->resample) record_call(s, st);
   const bool has_truth = io.truth != nullptr && io.truth[tick] == io.truth[tick];
   const double shift = first ? 0.0 : s->mean;
   const auto t = combine_chunks(chunks, count, shift, has_truth);
@@ -371,6 +378,9 @@ struct cuda_filter<Model>::impl {
   filter_options opt;
   cudaStream_t stream;
   resampler_node skip;  ///< how a tick that keeps its weights skips the resampler
+  std::shared_ptr<tick_kernels> kernels;  ///< null: the CUDA C kernels below
+  /// kernels' slots: the first tick's, then (for parity p) the first stage's and the gather's
+  static constexpr int initial_slot = 0, first_stage_slot = 1, gather_slot = 3;
   cudaStream_t capture_stream = nullptr;  ///< private: the legacy default stream cannot be captured
   cudaStream_t body_stream = nullptr;     ///< private: captures the resampler's conditional body
   key k;
@@ -389,16 +399,20 @@ struct cuda_filter<Model>::impl {
   /// Ticks t > 0: graph[t % 2] (the two graphs differ in which buffers hold the particles).
   tick_graph graph[2];
 
-  impl(const Model& m, const filter_options& o, cudaStream_t st, resampler_node rn)
-      : model(m), opt(o), stream(st), skip(rn) {
+  impl(const Model& m, const filter_options& o, cudaStream_t st, resampler_node rn, std::shared_ptr<tick_kernels> tk)
+      : model(m), opt(o), stream(st), skip(rn), kernels(std::move(tk)) {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
     n = o.particles;
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
     // Sizes first: a bad scheme option throws here, before anything is allocated.
-    cuda::ancestors<double, std::int32_t>(nullptr, temp_bytes, o.resampler, nullptr, n, k, 0, nullptr, o.resampling,
-                                          stream);
+    if (kernels) {
+      kernels->ancestors(nullptr, temp_bytes, o.resampler, nullptr, n, k, 0, nullptr, o.resampling, stream);
+    } else {
+      cuda::ancestors<double, std::int32_t>(nullptr, temp_bytes, o.resampler, nullptr, n, k, 0, nullptr, o.resampling,
+                                            stream);
+    }
     x_a = device_vector<double>(n);
     lw_a = device_vector<double>(n);
     x_next_a = device_vector<double>(n);
@@ -427,6 +441,45 @@ struct cuda_filter<Model>::impl {
   }
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
+
+  [[nodiscard]] const cuda::device_status* status() const {
+    return reinterpret_cast<const cuda::device_status*>(temp_a.data());  // the resampler's verdict
+  }
+
+  /// What `kernels` launches for stage `kind` of a tick of parity p (p unused by the first tick).
+  [[nodiscard]] move_launch move_for(move_launch::stage kind, int p) const {
+    move_launch m;
+    m.kind = kind;
+    m.n = n;
+    m.k = k;
+    m.jitter = opt.jitter;
+    m.auxiliary = opt.kind == filter_kind::auxiliary;
+    m.tick = &s->tick;
+    m.resample = &s->resample;
+    m.shift = &s->mean;
+    m.y = y_a.data();
+    m.truth = truth_given ? truth_a.data() : nullptr;
+    m.ancestors = ancestors_a.data();
+    m.verdict = status();
+    m.chunks = chunks_a.data();
+    if (kind == move_launch::stage::initial) {
+      m.x_out = x_a.data();
+      m.lw_out = lw_a.data();
+      return m;
+    }
+    const auto [x, lw] = states(p, false);
+    m.x = x;
+    m.lw = lw;
+    m.fs = fs_a.data();
+    if (kind == move_launch::stage::first_stage) {
+      m.lw_out = v_a.data();
+    } else {
+      const auto [x_out, lw_out] = states(p, true);
+      m.x_out = x_out;
+      m.lw_out = lw_out;
+    }
+    return m;
+  }
 
   [[nodiscard]] tick_io io() const {
     return {y_a.data(),  truth_given ? truth_a.data() : nullptr, increment_a.data(), mean_a.data(), sd_a.data(),
@@ -475,10 +528,16 @@ struct cuda_filter<Model>::impl {
   }
 
   void enqueue_first_tick() {
-    initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(model, k, n, io(), x_a.data(), lw_a.data(), chunks_a.data());
-    cuda::check_launch("bpf initial_weight");
+    if (kernels) {
+      kernels->prepare(initial_slot, move_for(move_launch::stage::initial, 0), stream);
+      kernels->launch(initial_slot, stream);
+    } else {
+      initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(model, k, n, io(), x_a.data(),
+                                                                                     lw_a.data(), chunks_a.data());
+      cuda::check_launch("bpf initial_weight");
+    }
     finish_tick<<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x_a.data(), lw_a.data(), opt.ess_threshold, n,
-                                           opt.kind == filter_kind::auxiliary, io(), s);
+                                           opt.kind == filter_kind::auxiliary, io(), status(), s);
     cuda::check_launch("bpf finish_tick");
   }
 
@@ -491,9 +550,12 @@ struct cuda_filter<Model>::impl {
     const auto [x_out, lw_out] = states(p, true);
     const auto grid = static_cast<unsigned>(chunk_count);
     const double* weights = lw;
-    if (auxiliary) {
+    if (auxiliary && kernels) kernels->launch(first_stage_slot + p, on);
+    if (auxiliary && !kernels) {
       first_stage<<<grid, chunk_threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.data(), v_a.data(), chunks_a.data());
       cuda::check_launch("bpf first_stage");
+    }
+    if (auxiliary) {
       finish_first_stage<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v_a.data(), opt.ess_threshold, n, s);
       cuda::check_launch("bpf finish_first_stage");
       weights = v_a.data();
@@ -506,20 +568,27 @@ struct cuda_filter<Model>::impl {
     } else {
       capture_conditional_resampler(on, body, weights, at_tick);
     }
-    const auto* status = reinterpret_cast<const cuda::device_status*>(temp_a.data());
-    gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(), status,
-                                                     x, lw, fs_a.data(), x_out, lw_out, s, chunks_a.data());
-    cuda::check_launch("bpf gather_propagate");
+    if (kernels) {
+      kernels->launch(gather_slot + p, on);
+    } else {
+      gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
+                                                       status(), x, lw, fs_a.data(), x_out, lw_out, s, chunks_a.data());
+      cuda::check_launch("bpf gather_propagate");
+    }
     finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
-                                       s);
+                                       status(), s);
     cuda::check_launch("bpf finish_tick");
   }
 
   /// The library's resampler on `weights` into ancestors_a, on `on` (captured).
   void enqueue_resampler(cudaStream_t on, const double* weights, const resample::options& at_tick) {
     std::size_t bytes = temp_bytes;
-    cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
-                                          at_tick, on);
+    if (kernels) {
+      kernels->ancestors(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(), at_tick, on);
+    } else {
+      cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
+                                            at_tick, on);
+    }
   }
 
   /// The resampler as the body of a conditional node, captured on `body`, which open_resampler
@@ -561,15 +630,23 @@ struct cuda_filter<Model>::impl {
   void tick(std::size_t t) {
     if (t == 0) return enqueue_first_tick();
     const int p = static_cast<int>(t % 2);
-    if (!graph[p].ready()) graph[p].capture(capture_stream, [&](cudaStream_t on) { capture_tick(p, on, body_stream); });
+    if (!graph[p].ready()) {
+      if (kernels) {  // outside the capture: the slots' arguments, in stream order before the graph
+        if (opt.kind == filter_kind::auxiliary) {
+          kernels->prepare(first_stage_slot + p, move_for(move_launch::stage::first_stage, p), stream);
+        }
+        kernels->prepare(gather_slot + p, move_for(move_launch::stage::gather_propagate, p), stream);
+      }
+      graph[p].capture(capture_stream, [&](cudaStream_t on) { capture_tick(p, on, body_stream); });
+    }
     graph[p].launch(stream);
   }
 };
 
 template <class Model>
 cuda_filter<Model>::cuda_filter(const Model& model, const filter_options& opt, cudaStream_t stream,
-                                resampler_node node)
-    : impl_(std::make_unique<impl>(model, opt, stream, node)) {}
+                                resampler_node node, std::shared_ptr<tick_kernels> kernels)
+    : impl_(std::make_unique<impl>(model, opt, stream, node, std::move(kernels))) {}
 
 template <class Model>
 cuda_filter<Model>::~cuda_filter() = default;

@@ -1,6 +1,8 @@
 // The cuda particle filter against the CPU filter (its twin): the same states, weights and
 // resampling decisions, and the same chunked sums (chunk_statistics.hpp), hence every output bit
-// for bit: log-likelihood, increments, ESS, resampled flags, mean, sd and PIT.
+// for bit: log-likelihood, increments, ESS, resampled flags, mean, sd and PIT. Each case runs the
+// filter's CUDA C kernels and the PTX backend's (resample/ptx/filter.hpp: resample_bpf_move and
+// the PTX resampler).
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -15,6 +17,7 @@
 #include "resample/bpf/simulate.hpp"
 #include "resample/bpf/sv_model.hpp"
 #include "resample/cpu/executor.hpp"
+#include "resample/ptx/filter.hpp"
 
 namespace {
 
@@ -33,13 +36,19 @@ struct config {
 
 using resample::bpf::resampler_node;
 
-class CudaFilter : public ::testing::TestWithParam<std::tuple<config, resampler_node>> {
+/// The filter's per-particle kernels and resampler: CUDA C (null) or the PTX backend's.
+template <class Model>
+std::shared_ptr<resample::bpf::tick_kernels> kernels_for(const Model& model, bool ptx) {
+  return ptx ? resample::ptx::tick_kernels_for(model) : nullptr;
+}
+
+class CudaFilter : public ::testing::TestWithParam<std::tuple<config, resampler_node, bool>> {
  protected:
   void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
 };
 
 template <class Model>
-void expect_same_filter(const Model& model, const config& c, resampler_node node) {
+void expect_same_filter(const Model& model, const config& c, resampler_node node, bool ptx) {
   const auto data = resample::bpf::simulate(model, 40, 5);
   filter_options opt;
   opt.particles = c.n;
@@ -52,7 +61,7 @@ void expect_same_filter(const Model& model, const config& c, resampler_node node
   const auto truth = std::span<const double>(data.states);
   resample::cpu::parallel ex(4, 256);
   const auto cpu = resample::bpf::run_filter(model, ex, y, opt, truth);
-  const auto gpu = resample::bpf::run_cuda_filter(model, y, opt, truth, nullptr, node);
+  const auto gpu = resample::bpf::run_cuda_filter(model, y, opt, truth, nullptr, node, kernels_for(model, ptx));
   ASSERT_EQ(gpu.ticks.size(), y.size());
   EXPECT_EQ(cpu.log_likelihood, gpu.log_likelihood);
   std::size_t resampled = 0;
@@ -73,12 +82,13 @@ void expect_same_filter(const Model& model, const config& c, resampler_node node
 }
 
 TEST_P(CudaFilter, SameBitsAsTheCpuFilter) {
-  const auto [c, node] = GetParam();
+  const auto [c, node, ptx] = GetParam();
   if (c.sv) {
-    expect_same_filter(resample::bpf::sv_model({.mu = -4.5, .rho = 0.97, .sigma = 0.3, .nu_state = 5, .nu_obs = 5}), c,
-                       node);
+    const double nu = c.scheme == resample::scheme::metropolis ? 0.0 : 5.0;  // one Gaussian SV case
+    expect_same_filter(resample::bpf::sv_model({.mu = -4.5, .rho = 0.97, .sigma = 0.3, .nu_state = nu, .nu_obs = nu}),
+                       c, node, ptx);
   } else {
-    expect_same_filter(resample::bpf::linear_gaussian_model({.rho = 0.9, .sigma = 1.0, .tau = 1.0}), c, node);
+    expect_same_filter(resample::bpf::linear_gaussian_model({.rho = 0.9, .sigma = 1.0, .tau = 1.0}), c, node, ptx);
   }
 }
 
@@ -95,10 +105,12 @@ INSTANTIATE_TEST_SUITE_P(
         config{"lg_one_particle", false, filter_kind::bootstrap, 1.0, resample::scheme::systematic, 0, 1},
         config{"lg_never_resample", false, filter_kind::bootstrap, 0.0, resample::scheme::systematic, 0, 257}),
         // Both ways of skipping the resampler (the gated one is what racecheck and synccheck run).
-        ::testing::Values(resampler_node::conditional, resampler_node::gated)),
+        ::testing::Values(resampler_node::conditional, resampler_node::gated),
+        ::testing::Bool()),  // the PTX kernels
     [](const auto& test) {
       return std::string(std::get<0>(test.param).name) +
-             (std::get<1>(test.param) == resampler_node::gated ? "_gated" : "_conditional");
+             (std::get<1>(test.param) == resampler_node::gated ? "_gated" : "_conditional") +
+             (std::get<2>(test.param) ? "_ptx" : "");
     });
 
 TEST(CudaFilterInput, BadObservationsAndOptionsAreRefused) {
@@ -112,19 +124,27 @@ TEST(CudaFilterInput, BadObservationsAndOptionsAreRefused) {
   EXPECT_THROW(resample::bpf::cuda_filter<resample::bpf::sv_model>(model, opt), resample::invalid_input);
 }
 
-/// What the CPU filter and the cuda filter refuse a run with (empty where one runs through).
+/// What the CPU filter, the cuda filter and the cuda filter with the PTX kernels refuse a run with
+/// (empty where one runs through).
 template <class Model>
-std::pair<std::string, std::string> refusals(const Model& model, const std::vector<double>& y, const filter_options& opt) {
-  std::pair<std::string, std::string> messages;
+std::tuple<std::string, std::string, std::string> refusals(const Model& model, const std::vector<double>& y,
+                                                           const filter_options& opt) {
+  std::tuple<std::string, std::string, std::string> messages;
   try {
     resample::bpf::run_filter(model, resample::cpu::serial{}, std::span<const double>(y), opt);
   } catch (const resample::invalid_input& e) {
-    messages.first = e.what();
+    std::get<0>(messages) = e.what();
   }
   try {
     resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt);
   } catch (const resample::invalid_input& e) {
-    messages.second = e.what();
+    std::get<1>(messages) = e.what();
+  }
+  try {
+    resample::bpf::run_cuda_filter(model, std::span<const double>(y), opt, {}, nullptr, resampler_node::conditional,
+                                   resample::ptx::tick_kernels_for(model));
+  } catch (const resample::invalid_input& e) {
+    std::get<2>(messages) = e.what();
   }
   return messages;
 }
@@ -137,9 +157,10 @@ TEST(CudaFilterInput, AllZeroWeightsAreRefusedLikeOnTheCpu) {
   filter_options opt;
   opt.particles = 500;
   const std::vector<double> y = {0.1, 1e160, 0.2};
-  const auto [cpu_message, gpu_message] = refusals(model, y, opt);
+  const auto [cpu_message, gpu_message, ptx_message] = refusals(model, y, opt);
   EXPECT_EQ(cpu_message, "tick 1: every particle has zero weight");
   EXPECT_EQ(gpu_message, cpu_message);
+  EXPECT_EQ(ptx_message, cpu_message);
 }
 
 // A resampler that refuses its input on the device (a rejection bound below a weight) is reported
@@ -153,14 +174,15 @@ TEST(CudaFilterInput, ResamplerRefusalIsReportedLikeOnTheCpu) {
   opt.resampler = resample::scheme::rejection;
   opt.resampling.rejection_log_bound = -50.0;
   const std::vector<double> y = {0.1, 0.2, 0.3};
-  const auto [cpu_message, gpu_message] = refusals(model, y, opt);
+  const auto [cpu_message, gpu_message, ptx_message] = refusals(model, y, opt);
   EXPECT_NE(cpu_message.find("rejection bound"), std::string::npos) << cpu_message;
   EXPECT_EQ(gpu_message, cpu_message);
+  EXPECT_EQ(ptx_message, cpu_message);
 }
 
 // Ticks enqueued in several calls give the same as one call (the second call outgrows the first
-// buffers, so the tick graphs are captured again); ticks enqueued without true states have a NaN
-// PIT even after others had them.
+// buffers, so the tick graphs are captured again, and the PTX kernels' arguments written again);
+// ticks enqueued without true states have a NaN PIT even after others had them.
 TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
@@ -170,28 +192,50 @@ TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
   opt.particles = 2000;
   const auto y = std::span<const double>(data.observations);
   const auto truth = std::span<const double>(data.states);
-  const auto whole = resample::bpf::run_cuda_filter(model, y, opt, truth);
-  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt);
-  f.enqueue(y.first(7), truth.first(7));
-  f.enqueue(y.subspan(7), truth.subspan(7));
-  const auto pieces = f.collect();
-  ASSERT_EQ(pieces.ticks.size(), T);
-  resample::bpf::cuda_filter<resample::bpf::sv_model> g(model, opt);
-  g.enqueue(y.first(10), truth.first(10));
-  g.enqueue(y.subspan(10));
-  const auto partial_truth = g.collect();
-  EXPECT_FALSE(std::isnan(partial_truth.ticks[9].pit));
-  EXPECT_TRUE(std::isnan(partial_truth.ticks[10].pit));
-  EXPECT_EQ(partial_truth.log_likelihood, whole.log_likelihood);
-  EXPECT_EQ(whole.log_likelihood, pieces.log_likelihood);
-  for (std::size_t t = 0; t < T; ++t) {
-    ASSERT_FALSE(std::isnan(whole.ticks[t].pit)) << t;
-    EXPECT_EQ(whole.ticks[t].pit, pieces.ticks[t].pit) << t;
-    EXPECT_EQ(whole.ticks[t].mean, pieces.ticks[t].mean) << t;
-    EXPECT_EQ(whole.ticks[t].resampled, pieces.ticks[t].resampled) << t;
-  }
   const auto cpu = resample::bpf::run_filter(model, resample::cpu::serial{}, y, opt, truth);
-  EXPECT_EQ(cpu.log_likelihood, whole.log_likelihood);
+  for (const bool ptx : {false, true}) {
+    const std::string what = ptx ? "ptx kernels" : "CUDA C kernels";
+    const auto node = resampler_node::conditional;
+    const auto whole = resample::bpf::run_cuda_filter(model, y, opt, truth, nullptr, node, kernels_for(model, ptx));
+    resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt, nullptr, node, kernels_for(model, ptx));
+    f.enqueue(y.first(7), truth.first(7));
+    f.enqueue(y.subspan(7), truth.subspan(7));
+    const auto pieces = f.collect();
+    ASSERT_EQ(pieces.ticks.size(), T) << what;
+    resample::bpf::cuda_filter<resample::bpf::sv_model> g(model, opt, nullptr, node, kernels_for(model, ptx));
+    g.enqueue(y.first(10), truth.first(10));
+    g.enqueue(y.subspan(10));
+    const auto partial_truth = g.collect();
+    EXPECT_FALSE(std::isnan(partial_truth.ticks[9].pit)) << what;
+    EXPECT_TRUE(std::isnan(partial_truth.ticks[10].pit)) << what;
+    EXPECT_EQ(partial_truth.log_likelihood, whole.log_likelihood) << what;
+    EXPECT_EQ(whole.log_likelihood, pieces.log_likelihood) << what;
+    for (std::size_t t = 0; t < T; ++t) {
+      ASSERT_FALSE(std::isnan(whole.ticks[t].pit)) << t << ", " << what;
+      EXPECT_EQ(whole.ticks[t].pit, pieces.ticks[t].pit) << t << ", " << what;
+      EXPECT_EQ(whole.ticks[t].mean, pieces.ticks[t].mean) << t << ", " << what;
+      EXPECT_EQ(whole.ticks[t].resampled, pieces.ticks[t].resampled) << t << ", " << what;
+    }
+    EXPECT_EQ(cpu.log_likelihood, whole.log_likelihood) << what;
+  }
+}
+
+// The PTX kernels take every scheme the PTX backend has; for the others the filter's constructor
+// says which scheme is missing and where it is, before anything is allocated.
+TEST(CudaFilterInput, PtxKernelsRefuseASchemeThePtxBackendLacks) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
+  filter_options opt;
+  opt.particles = 100;
+  opt.resampler = resample::scheme::multinomial_sorted;
+  try {
+    resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt, nullptr, resampler_node::conditional,
+                                                          resample::ptx::tick_kernels_for(model));
+    ADD_FAILURE() << "multinomial-sorted was taken";
+  } catch (const resample::invalid_input& e) {
+    EXPECT_NE(std::string(e.what()).find("multinomial-sorted"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ptx"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

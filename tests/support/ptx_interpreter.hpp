@@ -4,10 +4,10 @@
 // another up to their next synchronisation point (bar.sync, shfl.sync), which is resolved when every
 // thread concerned has reached it. Registers are 64-bit patterns; .param buffers are bytes; global
 // memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
-// semantics for the forms the module uses (.rn rounding, fused fma, cvt's rounding modes, ordered
-// comparisons, add / sub carry chains, mul.hi / mul.wide, bfe, clz, brev, vector packs, shfl (bfly,
-// up), vote (any, ballot), atom (max, min, add)); memory-order qualifiers (.relaxed, .acquire, .release,
-// their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
+// semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
+// modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, bfe, clz, brev,
+// vector packs, shfl (bfly, up), vote (any, ballot), atom (max, min, add)); memory-order
+// qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
 // so a look-back finds its predecessors done; atomics are sequential), timing, and the JIT's own
 // behaviour; those are the GPU tests' (tests/gpu/ptx_backend_test.cpp).
@@ -609,6 +609,15 @@ class ptx_interpreter {
       set(o[0], out);
       return;
     }
+    auto pred = [&](const std::string& name) {
+      const auto p = fr.preds.find(name);
+      if (p == fr.preds.end()) throw fail("unset predicate " + name);
+      return p->second;
+    };
+    if (base == "selp") {  // any type, .f64 included: a choice of bit patterns
+      set(o[0], truncate(pred(o[3]) ? v(1) : v(2), width_of(type)));
+      return;
+    }
     if (type == "f64") {
       if (op.size() > 2 && op[1] != "rn") throw fail("only .rn rounding is exact mode");
       auto d = [&](std::size_t i) { return as_f64(v(i)); };
@@ -617,6 +626,7 @@ class ptx_interpreter {
       else if (base == "sub") r = d(1) - d(2);
       else if (base == "mul") r = d(1) * d(2);
       else if (base == "div") r = d(1) / d(2);
+      else if (base == "sqrt") r = std::sqrt(d(1));  // correctly rounded, as sqrt.rn
       else if (base == "fma") r = std::fma(d(1), d(2), d(3));
       else if (base == "neg") r = -d(1);
       else if (base == "max") r = std::fmax(d(1), d(2));
@@ -624,20 +634,11 @@ class ptx_interpreter {
       set(o[0], bits(r));
       return;
     }
-    auto pred = [&](const std::string& name) {
-      const auto p = fr.preds.find(name);
-      if (p == fr.preds.end()) throw fail("unset predicate " + name);
-      return p->second;
-    };
     if (type == "pred") {  // and / or / not on predicates
       if (base == "not") fr.preds[o[0]] = !pred(o[1]);
       else if (base == "and") fr.preds[o[0]] = pred(o[1]) && pred(o[2]);
       else if (base == "or") fr.preds[o[0]] = pred(o[1]) || pred(o[2]);
       else throw fail("unmodelled predicate instruction");
-      return;
-    }
-    if (base == "selp") {
-      set(o[0], truncate(pred(o[3]) ? v(1) : v(2), width_of(type)));
       return;
     }
     if (base == "nanosleep") return;

@@ -14,12 +14,16 @@
 // resampler_node::gated, the resampler's device gate).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
 #include "resample/bpf/particle_filter.hpp"
+#include "resample/core/options.hpp"
+#include "resample/core/philox.hpp"
 
 namespace resample::bpf {
 
@@ -36,13 +40,62 @@ enum class resampler_node {
   gated,
 };
 
+/// One launch of a tick's particle kernel (device pointers), for tick_kernels. The stages are the
+/// CUDA C kernels of src/cuda/bpf_filter.cu:
+///   initial           tick 0: x_out = a draw from the prior, lw_out = log g(y[0] | x_out)
+///   first_stage       auxiliary: fs = log ghat(y[t] | x), lw_out = v = lw + fs (summarised with x)
+///   gather_propagate  x_out = propagate(x[a] (+ jitter) or x), lw_out = (0, -fs[a] or lw) + log g
+/// each with its chunks' summaries (chunk_statistics.hpp) into `chunks`; t = *tick, the shift of
+/// gather_propagate's sums is *shift, it gathers when *resample != 0 and the resampler's status at
+/// `verdict` has code 0.
+struct move_launch {
+  enum class stage : std::uint32_t { initial = 0, first_stage = 1, gather_propagate = 2 };
+  stage kind = stage::initial;
+  std::size_t n = 0;
+  key k{};
+  double jitter = 0;
+  bool auxiliary = false;
+  const std::uint32_t* tick = nullptr;
+  const int* resample = nullptr;
+  const double* shift = nullptr;
+  const double* y = nullptr;
+  const double* truth = nullptr;  ///< null, or NaN where a tick has none
+  const std::int32_t* ancestors = nullptr;
+  const void* verdict = nullptr;
+  const double* x = nullptr;
+  const double* lw = nullptr;
+  double* fs = nullptr;
+  double* x_out = nullptr;
+  double* lw_out = nullptr;
+  void* chunks = nullptr;
+};
+
+/// The per-particle kernels of a cuda_filter's tick when another backend supplies them (the PTX
+/// backend: resample::ptx::tick_kernels_for in resample/ptx/filter.hpp): the particle kernel of
+/// each stage and the resampler. The filter keeps its graph, its finishing kernels (one block
+/// each) and its conditional node.
+class tick_kernels {
+ public:
+  virtual ~tick_kernels() = default;
+  /// Slot `slot` (0 .. 4) will launch `m`. Called outside any capture; what the backend stages in
+  /// device memory it writes in order on `stream`.
+  virtual void prepare(int slot, const move_launch& m, cudaStream_t stream) = 0;
+  /// Enqueues slot `slot`'s kernel on `stream` (which may be capturing).
+  virtual void launch(int slot, cudaStream_t stream) = 0;
+  /// resample::cuda::ancestors' contract (sizing when d_temp is null; options::device_step and
+  /// options::device_gate read on the device; the call's status at the start of d_temp).
+  virtual void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const double* lw, std::size_t n, key k,
+                         std::uint32_t step, std::int32_t* a, const options& opt, cudaStream_t stream) = 0;
+};
+
 template <class Model>
 class cuda_filter {
  public:
   /// Allocates the device buffers for opt.particles particles (N < 2^31). Throws invalid_input for
-  /// bad options and cuda_error for a failed CUDA call.
+  /// bad options and cuda_error for a failed CUDA call. `kernels`: null for the CUDA C kernels, or
+  /// another backend's (resample/ptx/filter.hpp); it must have been made for `model`.
   cuda_filter(const Model& model, const filter_options& opt, cudaStream_t stream = nullptr,
-              resampler_node node = resampler_node::conditional);
+              resampler_node node = resampler_node::conditional, std::shared_ptr<tick_kernels> kernels = nullptr);
   ~cuda_filter();
   cuda_filter(const cuda_filter&) = delete;
   cuda_filter& operator=(const cuda_filter&) = delete;
@@ -64,9 +117,10 @@ class cuda_filter {
 template <class Model>
 filter_run run_cuda_filter(const Model& model, std::span<const double> y, const filter_options& opt,
                            std::span<const double> truth = {}, cudaStream_t stream = nullptr,
-                           resampler_node node = resampler_node::conditional) {
+                           resampler_node node = resampler_node::conditional,
+                           std::shared_ptr<tick_kernels> kernels = nullptr) {
   if (y.empty()) throw invalid_input("no observations: T = 0");
-  cuda_filter<Model> f(model, opt, stream, node);
+  cuda_filter<Model> f(model, opt, stream, node, std::move(kernels));
   f.enqueue(y, truth);
   return f.collect();
 }

@@ -38,6 +38,11 @@ class linear_gaussian_model {
 
   [[nodiscard]] const linear_gaussian_parameters& params() const { return p_; }
   [[nodiscard]] double stationary_sd() const { return stationary_sd_; }
+  // The host-computed constants of the densities, for kernels outside C++ (the PTX one).
+  [[nodiscard]] double log_norm() const { return log_norm_; }
+  [[nodiscard]] double predictive_log_norm() const { return predictive_log_norm_; }
+  [[nodiscard]] double inv_predictive_var() const { return inv_predictive_var_; }
+  [[nodiscard]] double inv_tau2() const { return inv_tau2_; }
 
   RESAMPLE_HOST_DEVICE double initial(philox_stream& s) const { return stationary_sd_ * standard_normal(s); }
   RESAMPLE_HOST_DEVICE double propagate(double x, philox_stream& s) const {

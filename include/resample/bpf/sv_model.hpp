@@ -50,6 +50,8 @@ class sv_model {
 
   [[nodiscard]] const sv_parameters& params() const { return p_; }
   [[nodiscard]] double stationary_sd() const { return stationary_sd_; }
+  /// log of the observation density's normalising constant (for kernels outside C++: the PTX one).
+  [[nodiscard]] double log_norm() const { return log_norm_; }
 
   RESAMPLE_HOST_DEVICE double initial(philox_stream& s) const {
     return resample::detail::fused(stationary_sd_, standard_normal(s), p_.mu);
