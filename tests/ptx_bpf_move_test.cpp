@@ -55,28 +55,6 @@ const test::ptx_interpreter& module() {
   return m;
 }
 
-// The models' constants as the host fills bpf_move_args::c: the constructors' own expressions.
-std::array<double, 8> constants(const bpf::sv_parameters& p) {
-  constexpr double pi = 3.14159265358979323846;
-  const double stationary_sd = p.sigma / std::sqrt(1.0 - p.rho * p.rho);
-  const double log_norm = p.nu_obs == 0.0 ? -0.5 * std::log(2.0 * pi)
-                                          : std::lgamma(0.5 * (p.nu_obs + 1.0)) - std::lgamma(0.5 * p.nu_obs) -
-                                                0.5 * std::log(p.nu_obs * pi);
-  return {p.mu, p.rho, p.sigma, p.nu_state, p.nu_obs, stationary_sd, log_norm, 0.0};
-}
-
-std::array<double, 8> constants(const bpf::linear_gaussian_parameters& p) {
-  constexpr double pi = 3.14159265358979323846;
-  const double stationary_sd = p.sigma / std::sqrt(1.0 - p.rho * p.rho);
-  const double log_norm = -0.5 * std::log(2.0 * pi * p.tau * p.tau);
-  const double predictive_var = p.sigma * p.sigma + p.tau * p.tau;
-  const double predictive_log_norm = -0.5 * std::log(2.0 * pi * predictive_var);
-  return {p.rho, p.sigma, stationary_sd, log_norm, 1.0 / (p.tau * p.tau), predictive_log_norm, 1.0 / predictive_var,
-          0.0};
-}
-
-std::uint32_t model_id(const bpf::sv_model&) { return 0; }
-std::uint32_t model_id(const bpf::linear_gaussian_model&) { return 1; }
 
 /// One launch's inputs (stage 0 reads none of x, lw, fs; stage 1 none of the gather's).
 struct move_case {
@@ -251,7 +229,8 @@ template <class Model, class Parameters>
 move_result check(const Parameters& p, const move_case& mc, unsigned threads = ptx::detail::bpf_move_threads) {
   const Model model(p);
   const move_result want = reference(model, mc);
-  const move_result got = simulate(model_id(model), constants(p), mc, threads);
+  const auto words = ptx::detail::model_words(model);  // as the filter's host code fills them
+  const move_result got = simulate(words.model, words.c, mc, threads);
   expect_equal(want, got);
   return want;
 }

@@ -3,10 +3,13 @@
 // chunk; it addresses both by byte offsets, which these assertions keep in step with the structs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
 #include "resample/bpf/chunk_statistics.hpp"
+#include "resample/bpf/linear_gaussian_model.hpp"
+#include "resample/bpf/sv_model.hpp"
 
 namespace resample::ptx::detail {
 
@@ -40,6 +43,22 @@ struct bpf_move_args {
   double* lw_out;                 ///< +192: stages 0, 2: log-weights out; stage 1: v_i = lw_i + fs_i
   void* chunks;                   ///< +200: a chunk_summary per 4096-particle chunk
 };
+
+/// A model as bpf_move_args::model and ::c: its number and its constants, the host-computed ones
+/// taken from the model itself so that libm's last bits are the C++ model's.
+struct bpf_model_words {
+  std::uint32_t model;
+  std::array<double, 8> c;
+};
+inline bpf_model_words model_words(const bpf::sv_model& m) {
+  const auto& p = m.params();
+  return {0, {p.mu, p.rho, p.sigma, p.nu_state, p.nu_obs, m.stationary_sd(), m.log_norm(), 0.0}};
+}
+inline bpf_model_words model_words(const bpf::linear_gaussian_model& m) {
+  const auto& p = m.params();
+  return {1, {p.rho, p.sigma, m.stationary_sd(), m.log_norm(), m.inv_tau2(), m.predictive_log_norm(),
+              m.inv_predictive_var(), 0.0}};
+}
 
 inline constexpr unsigned bpf_move_threads = 512;  ///< threads per block (256 works too; .maxntid 512)
 inline constexpr std::size_t bpf_move_chunk = 4096;  ///< particles per block

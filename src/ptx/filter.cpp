@@ -23,18 +23,17 @@ constexpr int slots = 5;  // cuda_filter's: the first tick's, then two per parit
 
 class ptx_tick_kernels final : public bpf::tick_kernels {
  public:
-  ptx_tick_kernels(std::uint32_t model, const std::array<double, 8>& constants)
-      : model_(model), constants_(constants), args_(slots) {}
+  explicit ptx_tick_kernels(const detail::bpf_model_words& model) : model_(model), args_(slots) {}
 
   void prepare(int slot, const bpf::move_launch& m, cudaStream_t stream) override {
     detail::bpf_move_args& a = staged_.at(static_cast<std::size_t>(slot));
     a = {};
     a.stage = static_cast<std::uint32_t>(m.kind);
-    a.model = model_;
+    a.model = model_.model;
     a.seed = m.k.seed;
     a.stream = m.k.stream;
     a.n = m.n;
-    std::copy(constants_.begin(), constants_.end(), a.c);
+    std::copy(model_.c.begin(), model_.c.end(), a.c);
     a.jitter = m.jitter;
     a.auxiliary = m.auxiliary ? 1u : 0u;
     a.tick = m.tick;
@@ -66,8 +65,7 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
   }
 
  private:
-  std::uint32_t model_;
-  std::array<double, 8> constants_;
+  detail::bpf_model_words model_;
   cuda::host::device_vector<detail::bpf_move_args> args_;
   std::array<detail::bpf_move_args, slots> staged_{};  ///< what was copied, kept until the copy is done
   std::array<unsigned, slots> grid_{};
@@ -76,16 +74,11 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
 }  // namespace
 
 std::shared_ptr<bpf::tick_kernels> tick_kernels_for(const bpf::sv_model& model) {
-  const auto& p = model.params();
-  return std::make_shared<ptx_tick_kernels>(
-      0u, std::array<double, 8>{p.mu, p.rho, p.sigma, p.nu_state, p.nu_obs, model.stationary_sd(), model.log_norm(), 0.0});
+  return std::make_shared<ptx_tick_kernels>(detail::model_words(model));
 }
 
 std::shared_ptr<bpf::tick_kernels> tick_kernels_for(const bpf::linear_gaussian_model& model) {
-  const auto& p = model.params();
-  return std::make_shared<ptx_tick_kernels>(
-      1u, std::array<double, 8>{p.rho, p.sigma, model.stationary_sd(), model.log_norm(), model.inv_tau2(),
-                                model.predictive_log_norm(), model.inv_predictive_var(), 0.0});
+  return std::make_shared<ptx_tick_kernels>(detail::model_words(model));
 }
 
 }  // namespace resample::ptx
