@@ -26,8 +26,7 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
   explicit ptx_tick_kernels(const detail::bpf_model_words& model) : model_(model), args_(slots) {}
 
   void prepare(int slot, const bpf::move_launch& m, cudaStream_t stream) override {
-    detail::bpf_move_args& a = staged_.at(static_cast<std::size_t>(slot));
-    a = {};
+    detail::bpf_move_args a{};
     a.stage = static_cast<std::uint32_t>(m.kind);
     a.model = model_.model;
     a.seed = m.k.seed;
@@ -49,7 +48,9 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
     a.x_out = m.x_out;
     a.lw_out = m.lw_out;
     a.chunks = m.chunks;
-    grid_[static_cast<std::size_t>(slot)] = static_cast<unsigned>((m.n + detail::bpf_move_chunk - 1) / detail::bpf_move_chunk);
+    grid_.at(static_cast<std::size_t>(slot)) =  // a slot out of range throws before anything is written
+        static_cast<unsigned>((m.n + detail::bpf_move_chunk - 1) / detail::bpf_move_chunk);
+    // from pageable memory: `a` is staged before the call returns, in order on `stream`
     cuda::check(cudaMemcpyAsync(args_.data() + slot, &a, sizeof a, cudaMemcpyHostToDevice, stream),
                 "cudaMemcpyAsync (ptx filter arguments)");
   }
@@ -67,7 +68,6 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
  private:
   detail::bpf_model_words model_;
   cuda::host::device_vector<detail::bpf_move_args> args_;
-  std::array<detail::bpf_move_args, slots> staged_{};  ///< what was copied, kept until the copy is done
   std::array<unsigned, slots> grid_{};
 };
 
