@@ -1,8 +1,7 @@
 // The production backends as test parameters: each property is written once and instantiated
 // for `serial` and for `parallel` with several thread counts (Ginkgo's "EqualsReference" style).
 // Compiled with RESAMPLE_TEST_CUDA, the same tests run `serial` against `cuda` instead (and skip,
-// with the reason, where no GPU is present); with RESAMPLE_TEST_PTX as well, against `ptx`, whose
-// missing schemes skip with the reason (RESAMPLE_SKIP_WITHOUT_SCHEME).
+// with the reason, where no GPU is present); with RESAMPLE_TEST_PTX as well, against `ptx`.
 #pragma once
 
 #include <algorithm>
@@ -52,9 +51,6 @@ struct backend {
 
 #if defined(RESAMPLE_TEST_CUDA) && defined(RESAMPLE_TEST_PTX)
 inline std::vector<backend> all_backends() { return {{"serial", 0}, {"ptx", 0, false, true}}; }
-#define RESAMPLE_SKIP_WITHOUT_SCHEME(s)                                                                         \
-  if (!resample::ptx::has_scheme(s))                                                                            \
-  GTEST_SKIP() << "the ptx backend has no " << resample::name(s) << " yet (systematic and stratified so far)"
 #elif defined(RESAMPLE_TEST_CUDA)
 inline std::vector<backend> all_backends() { return {{"serial", 0}, {"cuda", 0, true}}; }
 #endif
@@ -69,9 +65,6 @@ inline std::vector<backend> all_backends() {
 }
 inline std::vector<backend> large_n_backends() { return {{"serial", 0}, {"parallel_3", 3}}; }
 #define RESAMPLE_SKIP_WITHOUT_GPU() (void)0
-#endif
-#ifndef RESAMPLE_SKIP_WITHOUT_SCHEME
-#define RESAMPLE_SKIP_WITHOUT_SCHEME(s) (void)(s)
 #endif
 
 /// The scheme's name as a test name ('-' is not allowed there).

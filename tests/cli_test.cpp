@@ -337,13 +337,6 @@ TEST_P(CliBackends, PtxGivesTheCpuBitsOrSaysWhyNot) {
     EXPECT_TRUE(refused(r, {"backend 'ptx' is not in this build"}));
     return;
   }
-  const auto s = GetParam();
-  if (s == resample::scheme::multinomial_sorted) {  // the one scheme the ptx backend lacks
-    EXPECT_TRUE(refused(r, {"is not on the ptx backend yet",
-                            "it has multinomial, stratified, systematic, residual, ssp, metropolis, megopolis, "
-                            "rejection; use --backend cuda"}));
-    return;
-  }
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_EQ(r.out, run_cli("ancestors --backend cpu " + scheme_flag() + "--reps 4 --seed 3", linear_with_zeros).out);
 }

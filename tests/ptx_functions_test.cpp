@@ -23,6 +23,8 @@
 #include "resample/core/metropolis_rule.hpp"
 #include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
+#include "resample/core/sorted_points.hpp"
+#include "resample/cpu/multinomial_sorted.hpp"
 #include "resample/cpu/resample.hpp"
 #include "resample/cuda/status.hpp"
 #include "support/philox_known_answers.hpp"
@@ -298,6 +300,25 @@ void simulate_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::ui
              {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
 }
 
+/// Multinomial-sorted's points per stratum (ptx/sorted_points.ptx) as src/ptx/ancestors.cpp
+/// enqueues them, on the simulator: level 1 over `rows` blocks (any number gives the same counts),
+/// the column sums, the one-block scan, level 2; returns the address of P_0 .. P_B.
+std::uint64_t simulate_points(test::ptx_interpreter& sim, std::uint64_t n, std::uint64_t status, key k,
+                              unsigned threads, unsigned rows = 3) {
+  const sorted_points layout(n);
+  const std::uint64_t G = layout.super_bins();
+  const std::uint64_t row_counts = sim.alloc(4 * rows * G), super_count = sim.alloc(4 * G);
+  const std::uint64_t super_before = sim.alloc(4 * G);
+  const std::uint64_t points = sim.alloc_copy(std::vector<std::uint32_t>(layout.strata() + 1, 0xDEADu));
+  sim.launch("resample_points_level1", rows, threads, {n, status, k.seed, k.stream, row_counts});
+  sim.launch("resample_points_super_bin_sums", static_cast<unsigned>((G + threads - 1) / threads), threads,
+             {n, status, row_counts, rows, super_count});
+  sim.launch("resample_points_super_bin_scan", 1, 256, {n, status, super_count, super_before});
+  sim.launch("resample_points_level2", static_cast<unsigned>(G), threads,
+             {n, status, k.seed, k.stream, super_count, super_before, points});
+  return points;
+}
+
 struct simulated_comb {
   cuda::device_status status;
   std::vector<std::int64_t> a;
@@ -320,9 +341,11 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   const std::vector<Index> sentinel(n, Index{-7});
   const std::uint64_t a = sim.alloc_copy(sentinel);
   simulate_summary(sim, weights, n, is_double, status, grid, step, k);
+  const std::uint64_t points = s == scheme::multinomial_sorted ? simulate_points(sim, n, status, k, threads) : 0;
+  const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : s == scheme::multinomial_sorted ? 2 : 0;
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, ticket, flags, aggregates,
-              inclusives, k.seed, k.stream, a, static_cast<std::uint64_t>(form)});
+             {weights, n, is_double, index64, comb_scheme, status, ticket, flags, aggregates, inclusives, k.seed,
+              k.stream, a, static_cast<std::uint64_t>(form), points});
   simulated_comb r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
@@ -350,9 +373,12 @@ void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t st
   EXPECT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
 }
 
+/// The schemes of the comb kernel.
+constexpr std::array comb_schemes = {scheme::systematic, scheme::stratified, scheme::multinomial_sorted};
+
 TEST(PtxKernels, SystematicAndStratifiedEqualCpuAcrossTilesAndWindows) {
-  for (const scheme s : {scheme::systematic, scheme::stratified}) {
-    const std::string name = s == scheme::systematic ? "systematic" : "stratified";
+  for (const scheme s : comb_schemes) {
+    const std::string name(resample::name(s));
     // N = 1; one partial tile; 40 tiles of 256 (the look-back's window of 32 moves back)
     for (const std::size_t n : {std::size_t{1}, std::size_t{77}, std::size_t{10000}}) {
       const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 5, n > 2);
@@ -374,9 +400,9 @@ TEST(PtxKernels, OffspringAndCumulativeFormsEqualCpu) {
       {"N = 1", test::log_weights(1, 2.0, 6)},
       {"N = 2100 with zeros", test::log_weights(2100, 2.0, 7, true)},
       {"one heavy particle", heavy}};
-  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+  for (const scheme s : comb_schemes) {
     for (const auto& [what, lw] : cases) {
-      const std::string name = std::string(s == scheme::systematic ? "systematic " : "stratified ") + what;
+      const std::string name = std::string(resample::name(s)) + " " + what;
       std::vector<std::int32_t> o(lw.size()), O(lw.size());
       cpu::offspring(cpu::serial{}, s, std::span<const double>(lw), k, 5, std::span<std::int32_t>(o));
       cpu::cumulative_offspring(cpu::serial{}, s, std::span<const double>(lw), k, 5, std::span<std::int32_t>(O));
@@ -392,10 +418,12 @@ TEST(PtxKernels, OffspringAndCumulativeFormsEqualCpu) {
 }
 
 TEST(PtxKernels, CombNearIntegersHeavyTilesAndZeros) {
-  for (const scheme s : {scheme::systematic, scheme::stratified}) {
-    const std::string name = s == scheme::systematic ? "systematic" : "stratified";
+  for (const scheme s : comb_schemes) {
+    const std::string name(resample::name(s));
     // equal weights: every r on an integer, every particle decided by the exact products
     expect_comb_equals_cpu<double, std::int32_t>(std::vector<double>(600, -2.5), s, 1, 32, name + " equal weights");
+    // N a power of two: multinomial-sorted's B = N, so there too every r is an integer
+    expect_comb_equals_cpu<double, std::int32_t>(std::vector<double>(512, 0.5), s, 3, 32, name + " 512 equal weights");
     // one particle with almost all the weight: its tile's offspring exceed the stage (the binary
     // search writes them), the other tiles have none
     auto heavy = test::log_weights(1500, 1.0, 3);
@@ -431,7 +459,7 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   const key k{5, 6};
   const std::uint32_t step = 3;
   const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives,
-                                           k.seed, k.stream, a, 0};
+                                           k.seed, k.stream, a, 0, 0};
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, args);
   std::vector<std::int32_t> want(n);
   cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw), k, step, std::span<std::int32_t>(want));
@@ -467,10 +495,72 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
 TEST(PtxKernels, CombWritesNothingForBadInput) {
   auto lw = test::log_weights(700, 1.0, 4);
   lw[345] = std::numeric_limits<double>::quiet_NaN();
-  const auto got = simulate_comb<double, std::int32_t>(lw, scheme::systematic, {1, 2}, 0, 32);
-  EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
-  EXPECT_EQ(got.status.index, 345u);
-  for (const auto x : got.a) ASSERT_EQ(x, -7) << "an ancestor was written for bad input";
+  for (const scheme s : comb_schemes) {
+    const auto got = simulate_comb<double, std::int32_t>(lw, s, {1, 2}, 0, 32);
+    EXPECT_EQ(got.status.code, static_cast<int>(cuda::status_code::bad_log_weight));
+    EXPECT_EQ(got.status.index, 345u);
+    for (const auto x : got.a) ASSERT_EQ(x, -7) << resample::name(s) << ": an ancestor was written for bad input";
+  }
+}
+
+// Multinomial-sorted with r on its points: N = 64 (B = 64), the cumulative weights put r_i at the
+// i-th smallest point (within rounding, far inside the margin), so each particle's points leave the
+// estimate undecided and the 192-bit products (resample_comb_sorted_points_exact) decide.
+TEST(PtxKernels, MultinomialSortedWithROnItsPointsTakesTheExactProducts) {
+  const key k{11, 3};  // expect_comb_equals_cpu's key
+  const std::uint32_t step = 8;
+  const std::size_t n = 64;
+  const sorted_points layout(n);
+  const auto P = cpu::points_before_strata(cpu::serial{}, layout, k, step);
+  std::vector<double> points;
+  for (std::uint64_t K = 0; K < layout.strata(); ++K) {
+    for (std::uint64_t t = P[K]; t < P[K + 1]; ++t) {
+      points.push_back(static_cast<double>(K) + sorted_points::point_offset(k, step, t) * 0x1p-32);
+    }
+  }
+  std::sort(points.begin(), points.end());
+  ASSERT_EQ(points.size(), n);
+  std::vector<double> lw(n);
+  double before = 0;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    lw[i] = std::log(points[i] - before);
+    before = points[i];
+  }
+  lw[n - 1] = std::log(static_cast<double>(layout.strata()) - before);
+  expect_comb_equals_cpu<double, std::int32_t>(lw, scheme::multinomial_sorted, step, 32, "r on the points");
+}
+
+// Multinomial-sorted's P_K (ptx/sorted_points.ptx) against resample::cpu::points_before_strata, for
+// layouts of one super-bin (N <= 2048) and of several (G = 2, 4, 32), level 1 split over 1 or 3
+// blocks; and a bad verdict writes no P.
+TEST(PtxKernels, PointsPerStratumEqualCpu) {
+  const key k{21, 4};
+  const std::uint32_t step = 6;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{77}, std::size_t{2049}, std::size_t{5000},
+                              std::size_t{40000}}) {
+    for (const unsigned rows : {1u, 3u}) {
+      test::ptx_interpreter sim(ptx::detail::module_text);
+      const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
+      const auto lw = test::log_weights(64, 1.0, 3);  // a good verdict; P depends on N, the key and the step only
+      simulate_summary(sim, sim.alloc_copy(lw), lw.size(), 1, status, 1, step, k);
+      const sorted_points layout(n);
+      const std::uint64_t P = simulate_points(sim, n, status, k, 64, rows);
+      const auto want = cpu::points_before_strata(cpu::serial{}, layout, k, step);
+      ASSERT_EQ(want.size(), layout.strata() + 1);
+      for (std::size_t K = 0; K < want.size(); ++K) {
+        ASSERT_EQ(sim.read<std::uint32_t>(P + 4 * K), want[K]) << "N = " << n << ", " << rows << " rows: P_" << K;
+      }
+    }
+  }
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
+  auto lw = test::log_weights(64, 1.0, 3);
+  lw[9] = std::numeric_limits<double>::infinity();
+  simulate_summary(sim, sim.alloc_copy(lw), lw.size(), 1, status, 1, step, k);
+  const std::uint64_t P = simulate_points(sim, 5000, status, k, 64);
+  for (std::uint64_t K = 0; K <= sorted_points(5000).strata(); ++K) {
+    ASSERT_EQ(sim.read<std::uint32_t>(P + 4 * K), 0xDEADu) << "P_" << K << " was written for bad input";
+  }
 }
 
 // The call's opening (ptx/open_call.ptx) as src/ptx/ancestors.cpp launches it, on a status, ticket
@@ -515,7 +605,7 @@ TEST(PtxKernels, OpenCallTakesTheDeviceStepAndItsClosedGateStopsTheCall) {
                {weights, n, 1, fraction, status, sums, 0, 3, 0, 0, 0, no_bound, bits(0.01), 0});
     sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
                {weights, n, 1, 0, 0, status, ticket, flags, sim.alloc(16 * tiles), sim.alloc(16 * tiles), k.seed,
-                k.stream, a, 0});
+                k.stream, a, 0, 0});
     const auto st = sim.read<cuda::device_status>(status);
     for (std::uint64_t i = 0; i < n; ++i) {
       const auto got = sim.read<std::int32_t>(a + 4 * i);
@@ -889,7 +979,7 @@ simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std:
   simulate_summary(sim, weights, n, is_double, status, grid, step, k);
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, k.seed, k.stream, cdf,
-              3});
+              3, 0});
   sim.launch("resample_multinomial", grid, 64, {cdf, n, index64, status, k.seed, k.stream, a});
   simulated_multinomial r;
   r.status = sim.read<cuda::device_status>(status);
@@ -1040,7 +1130,7 @@ simulated_residual simulate_residual(const std::vector<T>& lw, key k, std::uint3
   sim.launch("resample_split_expected_offspring", grid, 32, {weights, n, is_double, index64, status, counts, 0});
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives,
-              k.seed, k.stream, cdf, 3});
+              k.seed, k.stream, cdf, 3, 0});
   sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
              {counts, n, index64, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, floors, status});
   sim.launch("resample_residual_draws", grid, 64, {cdf, floors, counts, n, index64, status, k.seed, k.stream});

@@ -41,7 +41,6 @@ std::vector<scheme_choice> parse_scheme_list(const std::optional<std::string>& l
       for (const auto s : reference::all_schemes) out.push_back(parse_scheme_on(std::string(reference::name(s)), backend));
     } else {
       for (const auto s : production_schemes) {
-        if (backend == backend_kind::ptx && !ptx_has_scheme(s)) continue;
         out.push_back(parse_scheme_on(std::string(name(s)), backend));
       }
     }

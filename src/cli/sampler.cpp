@@ -53,13 +53,6 @@ scheme_choice parse_scheme_on(const std::string& name, backend_kind b) {
   if (b == backend_kind::reference && !reference::has_reference(*found)) {
     throw usage_error("scheme '" + name + "' has no reference implementation (use --backend cpu or cpu-parallel)");
   }
-  if (b == backend_kind::ptx && !ptx_has_scheme(*found)) {
-    std::string has;
-    for (const auto s : production_schemes) {
-      if (ptx_has_scheme(s)) has += (has.empty() ? "" : ", ") + std::string(resample::name(s));
-    }
-    throw usage_error("scheme '" + name + "' is not on the ptx backend yet (it has " + has + "; use --backend cuda)");
-  }
   return {name, *found};
 }
 

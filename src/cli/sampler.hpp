@@ -47,8 +47,6 @@ struct cuda_state_deleter {
 /// Whether this build has the cuda backend, and whether a device is present.
 bool cuda_built();
 bool cuda_usable();
-/// Whether the ptx backend has scheme `s` (false without CUDA in the build).
-bool ptx_has_scheme(resample::scheme s);
 cuda_state* make_cuda_state(const std::vector<double>& log_weights, bool ptx);
 void cuda_draw(cuda_state& s, resample::scheme sch, key k, std::uint32_t step, const resample::options& opt,
                std::vector<std::size_t>& a);

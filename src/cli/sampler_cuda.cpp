@@ -29,7 +29,6 @@ bool cuda_usable() {
   static const bool usable = cuda::device_available();
   return usable;
 }
-bool ptx_has_scheme(resample::scheme s) { return ptx::has_scheme(s); }
 cuda_state* make_cuda_state(const std::vector<double>& log_weights, bool ptx) {
   return new cuda_state(log_weights, ptx);
 }
@@ -58,7 +57,6 @@ void cuda_draw(cuda_state& s, resample::scheme sch, key k, std::uint32_t step, c
 struct cuda_state {};
 bool cuda_built() { return false; }
 bool cuda_usable() { return false; }
-bool ptx_has_scheme(resample::scheme) { return false; }
 cuda_state* make_cuda_state(const std::vector<double>&, bool) { throw usage_error("this build has no cuda backend"); }
 void cuda_state_deleter::operator()(cuda_state* s) const { delete s; }
 void cuda_draw(cuda_state&, resample::scheme, key, std::uint32_t, const resample::options&, std::vector<std::size_t>&) {

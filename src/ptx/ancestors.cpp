@@ -10,6 +10,9 @@
 //   systematic, stratified: resample_comb_look_back, one block per tile of 2048 particles: the
 //                 exact C by a block scan and the decoupled look-back, the comb, then Code 8, o or
 //                 O (ptx/comb_look_back.ptx): the counts are written from the comb directly.
+//   multinomial-sorted: the points per stratum P_K first (ptx/sorted_points.ptx: level 1's rows,
+//                 their column sums, the super-bins' scan, level 2), then the same comb kernel
+//                 with the c_K points of stratum K in place of stratified's one.
 //   multinomial:  resample_comb_look_back's form 3 writes the exact C_i (16 bytes per particle of
 //                 temp storage), then resample_multinomial draws and searches (ptx/multinomial.ptx);
 //   residual, ssp: resample_split_expected_offspring (N q_i = f_i Q + r_i); then SSP's
@@ -27,6 +30,7 @@
 
 #include "cuda/detail/temp_storage.hpp"
 #include "module.hpp"
+#include "resample/core/sorted_points.hpp"
 #include "resample/core/validate.hpp"
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
@@ -42,10 +46,6 @@ namespace {
 template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
-  if (!has_scheme(s)) {  // has_scheme says which; the message need not list them again
-    throw invalid_input(std::string(name(s)) + " resampling is not on the ptx backend yet; it is on the cpu and cuda "
-                        "backends");
-  }
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
   check_scheme_options(s, opt);
 }
@@ -101,11 +101,53 @@ struct call {
   cudaStream_t stream;
 };
 
-/// The comb kernel (ptx/comb_look_back.ptx) writing `written` (a form, or 3: C itself) to `to`.
-void launch_comb(const call& c, std::uint32_t stratified, std::uint32_t written, std::uint64_t to) {
+/// The comb kernel's scheme_in.
+std::uint32_t comb_scheme(scheme s) { return s == scheme::stratified ? 1 : s == scheme::multinomial_sorted ? 2 : 0; }
+
+/// The comb kernel (ptx/comb_look_back.ptx) writing `written` (a form, or 3: C itself) to `to`;
+/// multinomial-sorted reads its points per stratum at `points`.
+void launch_comb(const call& c, std::uint32_t comb_scheme, std::uint32_t written, std::uint64_t to,
+                 std::uint64_t points = 0) {
   launch("resample_comb_look_back", c.tiles, tile_threads, c.stream,
-         {&c.weights, &c.count, &c.is_double, &c.index64, &stratified, &c.scan.status_at, &c.scan.ticket_at,
-          &c.scan.flags_at, &c.scan.aggregates_at, &c.scan.inclusives_at, &c.k.seed, &c.k.stream, &to, &written});
+         {&c.weights, &c.count, &c.is_double, &c.index64, &comb_scheme, &c.scan.status_at, &c.scan.ticket_at,
+          &c.scan.flags_at, &c.scan.aggregates_at, &c.scan.inclusives_at, &c.k.seed, &c.k.stream, &to, &written,
+          &points});
+}
+
+/// Multinomial-sorted's level 1: blocks of balls, at most 2^16 per block and 256 blocks (any
+/// split gives the same counts).
+unsigned level1_rows(std::size_t n) {
+  return static_cast<unsigned>(std::min<std::size_t>((n + (1u << 16) - 1) >> 16, 256));
+}
+
+/// Multinomial-sorted's temp storage: level 1's rows of G counts, the super-bins' counts and first
+/// points, and P_0 .. P_B (ptx/sorted_points.ptx).
+struct points_storage {
+  std::uint32_t *rows = nullptr, *super_count = nullptr, *super_before = nullptr, *points = nullptr;
+
+  static points_storage take(cuda::detail::carve& c, std::size_t n) {
+    const sorted_points layout(n);
+    points_storage p;
+    p.rows = c.take<std::uint32_t>(std::size_t{level1_rows(n)} * layout.super_bins());
+    p.super_count = c.take<std::uint32_t>(layout.super_bins());
+    p.super_before = c.take<std::uint32_t>(layout.super_bins());
+    p.points = c.take<std::uint32_t>(layout.strata() + 1);
+    return p;
+  }
+};
+
+/// P_K, the points below stratum K, for K = 0 .. B (ptx/sorted_points.ptx).
+void enqueue_points(const call& c, const points_storage& p) {
+  const sorted_points layout(c.count);
+  const std::uint32_t rows_count = level1_rows(c.count);
+  const std::uint64_t rows = address(p.rows), super_count = address(p.super_count),
+                      super_before = address(p.super_before), points = address(p.points);
+  launch("resample_points_level1", rows_count, threads, c.stream, {&c.count, &c.status, &c.k.seed, &c.k.stream, &rows});
+  launch("resample_points_super_bin_sums", (layout.super_bins() + threads - 1) / threads, threads, c.stream,
+         {&c.count, &c.status, &rows, &rows_count, &super_count});
+  launch("resample_points_super_bin_scan", 1, threads, c.stream, {&c.count, &c.status, &super_count, &super_before});
+  launch("resample_points_level2", layout.super_bins(), threads, c.stream,
+         {&c.count, &c.status, &c.k.seed, &c.k.stream, &super_count, &super_before, &points});
 }
 
 /// The offspring scan (ptx/offspring_scan.ptx): inclusive sums of the counts at `counts` into `to`.
@@ -175,6 +217,8 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   Index* split_counts = split && f != form::offspring ? c.take<Index>(n) : nullptr;
   Index* split_cumulative = split && (f == form::ancestors || f == form::permuted) ? c.take<Index>(n) : nullptr;
   Index* slots = f == form::permuted ? c.take<Index>(n) : nullptr;
+  const bool sorted = s == scheme::multinomial_sorted;
+  const points_storage points = sorted ? points_storage::take(c, n) : points_storage{};
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (address(out) % sizeof(Index) != 0) {
     throw invalid_input("the output's device pointer is not aligned to its index type");
@@ -212,9 +256,10 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
     launch_comb(at, 0, exact_cdf, table);
     launch("resample_multinomial", at.grid, threads, stream,
            {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.drawn});
-  } else {  // systematic, stratified: the comb writes the form itself (permuted: ancestors first)
+  } else {  // systematic, stratified, multinomial-sorted: the comb writes the form itself (permuted: ancestors first)
+    if (sorted) enqueue_points(at, points);
     const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
-    launch_comb(at, s == scheme::stratified ? 1 : 0, written, f == form::permuted ? at.drawn : at.out);
+    launch_comb(at, comb_scheme(s), written, f == form::permuted ? at.drawn : at.out, address(points.points));
   }
   if (f == form::permuted) {  // Code 7: the chains made their claims already
     if (!chain) {

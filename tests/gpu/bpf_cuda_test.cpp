@@ -100,6 +100,8 @@ INSTANTIATE_TEST_SUITE_P(
         config{"sv_auxiliary_ess_jitter", true, filter_kind::auxiliary, 0.5, resample::scheme::systematic, 0.05, 3000},
         config{"sv_bootstrap_multinomial", true, filter_kind::bootstrap, 0.8, resample::scheme::multinomial, 0, 1000},
         config{"sv_bootstrap_metropolis", true, filter_kind::bootstrap, 0.8, resample::scheme::metropolis, 0, 1000},
+        config{"sv_bootstrap_multinomial_sorted", true, filter_kind::bootstrap, 0.8,
+               resample::scheme::multinomial_sorted, 0, 3000},
         config{"lg_bootstrap_residual", false, filter_kind::bootstrap, 0.6, resample::scheme::residual, 0, 5000},
         config{"lg_auxiliary_every_tick", false, filter_kind::auxiliary, 1.0, resample::scheme::systematic, 0, 70000},
         config{"lg_one_particle", false, filter_kind::bootstrap, 1.0, resample::scheme::systematic, 0, 1},
@@ -217,24 +219,6 @@ TEST(CudaFilterInput, EnqueueingInPiecesIsTheSame) {
       EXPECT_EQ(whole.ticks[t].resampled, pieces.ticks[t].resampled) << t << ", " << what;
     }
     EXPECT_EQ(cpu.log_likelihood, whole.log_likelihood) << what;
-  }
-}
-
-// The PTX kernels take every scheme the PTX backend has; for the others the filter's constructor
-// says which scheme is missing and where it is, before anything is allocated.
-TEST(CudaFilterInput, PtxKernelsRefuseASchemeThePtxBackendLacks) {
-  RESAMPLE_SKIP_WITHOUT_GPU();
-  const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
-  filter_options opt;
-  opt.particles = 100;
-  opt.resampler = resample::scheme::multinomial_sorted;
-  try {
-    resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt, nullptr, resampler_node::conditional,
-                                                          resample::ptx::tick_kernels_for(model));
-    ADD_FAILURE() << "multinomial-sorted was taken";
-  } catch (const resample::invalid_input& e) {
-    EXPECT_NE(std::string(e.what()).find("multinomial-sorted"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("ptx"), std::string::npos) << e.what();
   }
 }
 

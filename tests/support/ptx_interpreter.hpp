@@ -5,7 +5,7 @@
 // thread concerned has reached it. Registers are 64-bit patterns; .param buffers are bytes; global
 // memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
-// modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, bfe, clz, brev,
+// modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev,
 // vector packs, shfl (bfly, up), vote (any, ballot), atom (max, min, add)); memory-order
 // qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
@@ -665,9 +665,9 @@ class ptx_interpreter {
     } else if (base == "mul" && op[1] == "wide" && w == 32) {
       set(o[0], u(1) * u(2));
       return;
-    } else if (base == "rem" && !is_signed) {
+    } else if ((base == "rem" || base == "div") && !is_signed) {
       if (u(2) == 0) throw fail("division by zero");
-      out = u(1) % u(2);
+      out = base == "rem" ? u(1) % u(2) : u(1) / u(2);
     } else if (base == "mad" && op[1] == "lo") {
       out = u(1) * u(2) + u(3);
     } else if (base == "and") {

@@ -8,8 +8,7 @@
 //   const auto kernels = resample::ptx::tick_kernels_for(model);   // the model's constants
 //   resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt, stream, node, kernels);
 //
-// Every scheme of the PTX backend (resample::ptx::has_scheme); the filter's constructor throws
-// invalid_input for the others.
+// Every scheme of the library.
 #pragma once
 
 #include <memory>

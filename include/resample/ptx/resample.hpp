@@ -46,17 +46,13 @@ template <class T>
 void weight_statistics(void* d_temp, std::size_t& temp_bytes, const T* lw, std::size_t n, double* d_lse,
                        double* d_ess, cudaStream_t stream = nullptr);
 
-/// Whether the backend has scheme `s` (every scheme but multinomial-sorted so far); the others
-/// throw invalid_input.
-constexpr bool has_scheme(scheme s) { return s != scheme::multinomial_sorted; }
-
 /// One draw of N ancestors (0-based) into a[0, N): systematic, stratified, multinomial (Code 2),
-/// residual or SSP on the exact CDF, or the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
+/// multinomial-sorted, residual or SSP on the exact CDF, or the Metropolis, Megopolis and rejection chains (options::metropolis_eps / metropolis_steps,
 /// options::rejection_log_bound), the bits of resample::cpu::ancestors and
 /// resample::cuda::ancestors. T: float or double; Index: int32 or int64. options::device_step and
 /// options::device_gate are read on the device when the call runs (ptx/open_call.ptx), as on the
-/// cuda backend: a call can be captured once and replayed. Other schemes and a float CDF throw
-/// invalid_input (they are on the cuda backend).
+/// cuda backend: a call can be captured once and replayed. A float CDF throws invalid_input (it is
+/// on the cuda backend).
 template <class T, class Index>
 void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::size_t n, key k, std::uint32_t step,
                Index* a, const options& opt = {}, cudaStream_t stream = nullptr);
