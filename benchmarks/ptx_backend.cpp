@@ -9,7 +9,8 @@
 //                                 megopolis, rejection (ancestors; B from eps = 0.01) and
 //                                 megopolis_permuted (PTX: the claims fused into the chain kernel;
 //                                 CUDA C: ancestors, then permute); multinomial (Code 2: the exact
-//                                 C written, then a binary search per draw); residual; ssp (its pairing on
+//                                 C written, then a binary search per draw); multinomial_sorted (the
+//                                 points per stratum, then the comb); residual; ssp (its pairing on
 //                                 one thread, as in the cuda backend: N to 2^16 only);
 //                                 N = 2^12 .. 2^24
 //
@@ -89,6 +90,7 @@ enum class op {
   rejection,
   megopolis_permuted,
   multinomial,
+  multinomial_sorted,
   residual,
   ssp
 };
@@ -104,6 +106,7 @@ void run(benchmark::State& state, backend b, op o) {
                    : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis
                    : o == op::rejection              ? scheme::rejection
                    : o == op::multinomial            ? scheme::multinomial
+                   : o == op::multinomial_sorted     ? scheme::multinomial_sorted
                    : o == op::residual               ? scheme::residual
                    : o == op::ssp                    ? scheme::ssp
                                                      : scheme::systematic;
@@ -183,6 +186,7 @@ int main(int argc, char** argv) {
                                             {op::rejection, "rejection"},
                                             {op::megopolis_permuted, "megopolis_permuted"},
                                             {op::multinomial, "multinomial"},
+                                            {op::multinomial_sorted, "multinomial_sorted"},
                                             {op::residual, "residual"},
                                             {op::ssp, "ssp"}};
   for (const auto& [o, name] : ops) {

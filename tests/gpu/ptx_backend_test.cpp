@@ -330,7 +330,7 @@ void expect_ancestors_equal_cpu_and_cuda(scheme s, const std::vector<T>& lw, std
 
 TEST(PtxAncestors, SystematicAndStratifiedEqualCpuAndCudaBitForBit) {
   RESAMPLE_SKIP_WITHOUT_GPU();
-  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
     for (const std::size_t n : sizes) {
       for (const double y : {0.0, 2.0, 8.0}) {
         const auto lw = test::log_weights(n, y, static_cast<unsigned>(n) + 11, n > 2);
@@ -347,7 +347,7 @@ TEST(PtxAncestors, SystematicAndStratifiedEqualCpuAndCudaBitForBit) {
 
 TEST(PtxAncestors, LargeEqualAndHeavyWeights) {
   RESAMPLE_SKIP_WITHOUT_GPU();
-  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
     const std::string what(name(s));
     const std::size_t n = (std::size_t{1} << 22) + 3;  // 2049 tiles: many look-back windows
     expect_ancestors_equal_cpu_and_cuda<float, std::int32_t>(s, test::log_weights<float>(n, 4.0, 9), 1, what + " 2^22 + 3");
@@ -358,6 +358,25 @@ TEST(PtxAncestors, LargeEqualAndHeavyWeights) {
     heavy[123456] = 60.0;
     expect_ancestors_equal_cpu_and_cuda<double, std::int64_t>(s, heavy, 3, what + " heavy");
   }
+}
+
+// Multinomial-sorted above N = 2^26: level 2 counts each super-bin's W = 2^14 strata in two slices
+// of 8192 shared counters (the only layout that needs more than one), and P has 2^27 + 1 words.
+// The CPU's serial draw at this size takes a while, so the cuda backend (equal to the CPU at every
+// size the other tests run) is the reference here, in every form.
+TEST(PtxAncestors, MultinomialSortedInTwoSlicesEqualsCuda) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = (std::size_t{1} << 26) + 5;
+  const auto lw = test::log_weights<float>(n, 2.0, 31);
+  std::vector<std::int32_t> a_cuda(n), a_ptx(n);
+  cuda::host::ancestors(scheme::multinomial_sorted, view(lw), {3, 9}, 4, std::span<std::int32_t>(a_cuda));
+  ptx::host::ancestors(scheme::multinomial_sorted, view(lw), {3, 9}, 4, std::span<std::int32_t>(a_ptx));
+  std::size_t differ = 0;
+  for (std::size_t j = 0; j < n; ++j) differ += a_ptx[j] != a_cuda[j] ? 1 : 0;
+  EXPECT_EQ(differ, 0u) << "ancestors differ from the cuda backend's";
+  ptx::host::offspring(scheme::multinomial_sorted, view(lw), {3, 9}, 4, std::span<std::int32_t>(a_ptx));
+  cuda::host::offspring(scheme::multinomial_sorted, view(lw), {3, 9}, 4, std::span<std::int32_t>(a_cuda));
+  EXPECT_TRUE(a_ptx == a_cuda) << "offspring differ from the cuda backend's";
 }
 
 // The look-back's tiles finish in whatever order the GPU runs them: 30 draws of the same call
@@ -521,8 +540,7 @@ TEST(PtxChains, EveryFormEqualCpuAndCudaBitForBit) {
 
 TEST(PtxChains, PermutedAncestorsEqualCpuForEveryScheme) {
   RESAMPLE_SKIP_WITHOUT_GPU();
-  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial, scheme::residual, scheme::ssp,
-                         scheme::metropolis, scheme::megopolis, scheme::rejection}) {
+  for (const scheme s : production_schemes) {
     for (const std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{4097}, std::size_t{1000003}}) {
       const auto lw = test::log_weights(n, 3.0, static_cast<unsigned>(n) + 8, n > 2);
       const std::string what = std::string(name(s)) + ", N = " + std::to_string(n);
