@@ -20,6 +20,7 @@
 
 #include "resample/core/deterministic_math.hpp"
 #include "resample/core/exact_cdf.hpp"
+#include "resample/core/exact_offspring.hpp"
 #include "resample/core/metropolis_rule.hpp"
 #include "resample/core/options.hpp"
 #include "resample/core/philox.hpp"
@@ -282,16 +283,17 @@ TEST(PtxKernels, PhiloxBlocksKernel) {
 /// A call's opening (ptx/open_call.ptx) on the simulator, for a status allocated alone: the step,
 /// systematic's U and, with `gate` (a device int; 0: none), the gate into the status.
 void simulate_open_call(test::ptx_interpreter& sim, std::uint64_t status, std::uint32_t step, key k,
-                        std::uint64_t gate = 0) {
-  sim.launch("resample_open_call", 2, 32, {status, sizeof(cuda::device_status) / 4, gate, 0, step, k.seed, k.stream});
+                        std::uint64_t gate = 0, bool fast_exp = false) {
+  sim.launch("resample_open_call", 2, 32,
+             {status, sizeof(cuda::device_status) / 4, gate, 0, step, k.seed, k.stream, fast_exp ? 1u : 0u});
 }
 
 /// The opening and the summary every resampler starts with, on the simulator (max pass, weight
 /// sums over `grid` blocks, the finishing block; weight_summary.hpp): the status then holds the
 /// verdict, max lw, F, Q, the step and U.
 void simulate_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n, std::uint64_t is_double,
-                      std::uint64_t status, unsigned grid, std::uint32_t step, key k) {
-  simulate_open_call(sim, status, step, k);
+                      std::uint64_t status, unsigned grid, std::uint32_t step, key k, bool fast_exp = false) {
+  simulate_open_call(sim, status, step, k, 0, fast_exp);
   const std::uint64_t sums = sim.alloc(16 * grid);
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
   sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
@@ -329,7 +331,7 @@ enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative 
 
 template <class T, class Index>
 simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads,
-                             comb_form form = comb_form::ancestors) {
+                             comb_form form = comb_form::ancestors, bool fast_exp = false) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const unsigned grid = 3;
@@ -340,7 +342,7 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::vector<Index> sentinel(n, Index{-7});
   const std::uint64_t a = sim.alloc_copy(sentinel);
-  simulate_summary(sim, weights, n, is_double, status, grid, step, k);
+  simulate_summary(sim, weights, n, is_double, status, grid, step, k, fast_exp);
   const std::uint64_t points = s == scheme::multinomial_sorted ? simulate_points(sim, n, status, k, threads) : 0;
   const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : s == scheme::multinomial_sorted ? 2 : 0;
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
@@ -584,7 +586,7 @@ TEST(PtxKernels, OpenCallTakesTheDeviceStepAndItsClosedGateStopsTheCall) {
     const std::uint64_t ticket = status + status_bytes, flags = ticket + 4;
     const std::uint64_t step_at = sim.alloc_copy(std::vector<std::uint32_t>{step});
     const std::uint64_t gate_at = gate < 0 ? 0 : sim.alloc_copy(std::vector<std::int32_t>{gate});
-    sim.launch("resample_open_call", 2, 32, {status, words, gate_at, step_at, step + 1, k.seed, k.stream});
+    sim.launch("resample_open_call", 2, 32, {status, words, gate_at, step_at, step + 1, k.seed, k.stream, 0});
     auto opened = sim.read<cuda::device_status>(status);
     EXPECT_EQ(opened.step, step);
     EXPECT_EQ(opened.shared_word, philox_stream(k, shared_index, step).next());
@@ -966,7 +968,8 @@ struct simulated_multinomial {
 
 /// What src/ptx/ancestors.cpp enqueues for multinomial ancestors, on the simulator.
 template <class T, class Index>
-simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std::uint32_t step, unsigned threads) {
+simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std::uint32_t step, unsigned threads,
+                                           bool fast_exp = false) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const unsigned grid = 3;
@@ -976,7 +979,7 @@ simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std:
   const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
   const std::uint64_t cdf = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
-  simulate_summary(sim, weights, n, is_double, status, grid, step, k);
+  simulate_summary(sim, weights, n, is_double, status, grid, step, k, fast_exp);
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, k.seed, k.stream, cdf,
               3, 0});
@@ -1018,6 +1021,55 @@ TEST(PtxKernels, MultinomialEqualsCpu) {
   const auto lw = test::log_weights(3000, 4.0, 10, true);
   const std::vector<float> lwf(lw.begin(), lw.end());
   expect_multinomial_equals_cpu<float, std::int64_t>(lwf, 32, "float / int64");
+}
+
+// The fast mode (options::fast_exp): the sums pass and the comb take the weights from
+// resample_exp_fast_x4 alike, so the draw is systematic's exact comb on those weights. The
+// simulator's ex2.approx is the host's exp2f, so the test computes the same weights, sums their
+// quantised values exactly, and checks every O^i against exact_comb::systematic, in both forms, and
+// multinomial's table (the comb kernel's form 3) against the C_i of those weights; and that the
+// weights differ from the exact mode's (the mode is read at all). A systematic draw hardly moves
+// when the weights change by 2^-22, so the table is what pins the comb kernel's own weights.
+TEST(PtxKernels, FastExpDrawsExactlyForTheApproximateWeights) {
+  const key k{11, 3};
+  const std::uint32_t step = 6;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{900}, std::size_t{3000}}) {
+    auto lw = test::log_weights(n, 3.0, static_cast<unsigned>(n) + 2, n > 2);
+    if (n > 2) lw[n / 2] = lw[n / 3] - 120.0;  // below 2^-149 of the largest: a zero weight here
+    const double max = *std::max_element(lw.begin(), lw.end());
+    const int fraction = fraction_bits(n);
+    std::vector<u128> C(n);
+    u128 c = 0;
+    std::size_t differ_from_exact = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = lw[i] - max;
+      const auto t = static_cast<float>(x * std::bit_cast<double>(0x3FF71547652B82FEull));
+      const double w = static_cast<double>(std::exp2f(t));
+      differ_from_exact += w != deterministic_exp_nonpositive(x) ? 1 : 0;
+      C[i] = c += quantise(w, fraction);
+    }
+    if (n > 2) {
+      EXPECT_GT(differ_from_exact, n / 2) << "the fast weights are the exact ones";
+    }
+    const exact_comb comb(c, n);
+    const std::uint32_t U = philox_stream(k, shared_index, step).next();
+    std::vector<std::int64_t> O(n), a(n);
+    for (std::size_t i = 0; i < n; ++i) O[i] = static_cast<std::int64_t>(comb.systematic(C[i], U));
+    cpu::cumulative_offspring_to_ancestors(cpu::serial{}, std::span<const std::int64_t>(O), std::span<std::int64_t>(a));
+    const auto got_O = simulate_comb<double, std::int64_t>(lw, scheme::systematic, k, step, 32, comb_form::cumulative,
+                                                           true);
+    const auto got_a = simulate_comb<double, std::int32_t>(lw, scheme::systematic, k, step, 64, comb_form::ancestors,
+                                                           true);
+    ASSERT_EQ(got_O.status.code, 0);
+    EXPECT_TRUE(got_O.status.total == c) << "N = " << n << ": Q is not the sum of the fast weights' q";
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got_O.a[i], O[i]) << "N = " << n << ": cumulative offspring " << i;
+      ASSERT_EQ(got_a.a[i], a[i]) << "N = " << n << ": ancestor " << i;
+    }
+    const auto table = simulate_multinomial<double, std::int32_t>(lw, k, step, 32, true);
+    ASSERT_EQ(table.status.code, 0);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(table.C[i] == C[i]) << "N = " << n << ": C_" << i;
+  }
 }
 
 TEST(PtxKernels, MultinomialWritesNothingForBadInput) {

@@ -17,6 +17,7 @@ namespace {
 template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
+  refuse_fast_exp(opt, "cuda");
   const bool cdf_scheme = s == scheme::multinomial || s == scheme::stratified || s == scheme::systematic;
   if (cdf_scheme && opt.cdf != precision::exact) {
     throw invalid_input("the cuda backend has the exact CDF only (float32 / float64 CDFs are on the CPU backends)");

@@ -47,17 +47,26 @@ template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
+  if (opt.fast_exp && s != scheme::systematic && s != scheme::stratified && s != scheme::multinomial &&
+      s != scheme::multinomial_sorted) {
+    throw invalid_input(std::string("options::fast_exp is for systematic, stratified, multinomial and "
+                                    "multinomial-sorted; ") + std::string(name(s)) +
+                        " computes its exponentials exactly on the ptx backend");
+  }
   check_scheme_options(s, opt);
 }
 
 /// The call's opening (ptx/open_call.ptx): the status and the look-back's flags zeroed, the step
-/// (options::device_step, else `step`) and systematic's U into the status, and the gate
+/// (options::device_step, else `step`), systematic's U and the exp mode (options::fast_exp) into
+/// the status, and the gate
 /// (options::device_gate) closed there when it reads 0, which every later kernel obeys.
 void open_call(const look_back_storage& scan, const options& opt, std::uint32_t step, key k, cudaStream_t stream) {
   const std::uint64_t words = scan.zeroed_bytes / 4, gate = address(opt.device_gate),
                       step_at = address(opt.device_step);
+  const std::uint32_t mode = opt.fast_exp ? 1 : 0;
   const auto grid = static_cast<unsigned>(std::min<std::uint64_t>((words + threads - 1) / threads, 64));
-  launch("resample_open_call", grid, threads, stream, {&scan.status_at, &words, &gate, &step_at, &step, &k.seed, &k.stream});
+  launch("resample_open_call", grid, threads, stream,
+         {&scan.status_at, &words, &gate, &step_at, &step, &k.seed, &k.stream, &mode});
 }
 
 /// What a call writes: the comb kernel's form_in, and permuted ancestors (Code 7 after the draw).

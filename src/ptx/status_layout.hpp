@@ -1,6 +1,7 @@
 // The PTX kernels address resample::cuda::device_status by byte offsets (first_bad +0, max_key +16,
 // code +32, fraction +36, total +48, squares +64, max_log_w +80, value +88, bound +96, result +104,
-// integer +112, index +120, n +136, step +144, shared_word +148) and the codes by number; these
+// integer +112, index +120, n +136, step +144, shared_word +148, exp_mode +152) and the codes by
+// number; these
 // assertions keep the struct and the PTX in step.
 #pragma once
 
@@ -25,6 +26,7 @@ static_assert(offsetof(device_status, index) == 120);
 static_assert(offsetof(device_status, n) == 136);
 static_assert(offsetof(device_status, step) == 144);
 static_assert(offsetof(device_status, shared_word) == 148);
+static_assert(offsetof(device_status, exp_mode) == 152);
 static_assert(static_cast<int>(cuda::status_code::skipped) == 9);  // open_call.ptx's gate
 static_assert(static_cast<int>(cuda::status_code::bad_ancestor) == 4);  // check_indices.ptx's codes
 static_assert(static_cast<int>(cuda::status_code::cumulative_decreases) == 5);

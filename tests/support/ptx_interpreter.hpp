@@ -5,7 +5,7 @@
 // thread concerned has reached it. Registers are 64-bit patterns; .param buffers are bytes; global
 // memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
-// modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev,
+// modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev, ex2.approx.f32 (as the host's exp2f),
 // vector packs, shfl (bfly, up), vote (any, ballot), atom (max, min, add)); memory-order
 // qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
@@ -598,6 +598,9 @@ class ptx_interpreter {
         if (rnd != "rn") throw fail("rounding");
         const int w = width_of(src);
         out = bits(src[0] == 's' ? static_cast<double>(signed_value(a, w)) : static_cast<double>(truncate(a, w)));
+      } else if (dst == "f32" && src == "f64") {  // to nearest, the host's default mode
+        if (rnd != "rn") throw fail("rounding");
+        out = std::bit_cast<std::uint32_t>(static_cast<float>(as_f64(a)));
       } else if (src == "f64") {
         const double x = as_f64(a);
         if (rnd != "rzi" || dst[0] != 'u' || !(x >= 0 && x < 18446744073709551616.0)) throw fail("conversion not modelled");
@@ -616,6 +619,12 @@ class ptx_interpreter {
     };
     if (base == "selp") {  // any type, .f64 included: a choice of bit patterns
       set(o[0], truncate(pred(o[3]) ? v(1) : v(2), width_of(type)));
+      return;
+    }
+    if (base == "ex2" && type == "f32" && op[1] == "approx") {
+      // the fast mode's exponential: PTX fixes only its error bound, so the host's exp2f stands in
+      // (the tests of the fast mode check properties, not bits)
+      set(o[0], std::bit_cast<std::uint32_t>(std::exp2f(std::bit_cast<float>(static_cast<std::uint32_t>(v(1))))));
       return;
     }
     if (type == "f64") {

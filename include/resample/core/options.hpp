@@ -63,6 +63,13 @@ struct options {
   /// a call captured once in a CUDA graph draws afresh at every replay (a particle filter's tick).
   /// Honoured by ancestors, offspring and cumulative_offspring; ancestors_batched refuses it.
   const std::uint32_t* device_step = nullptr;
+  /// ptx only, and there systematic, stratified, multinomial and multinomial-sorted only: the
+  /// weights' exponentials by the GPU's approximate ex2 (ex2.approx.f32 of x log2(e) rounded to
+  /// single precision: relative error about 2^-22 + |x| 2^-24; weights below 2^-149 of the largest
+  /// become 0) instead of the deterministic exp. The draw is then exact for those weights (the exact
+  /// CDF and comb on them), not the CPU's bits; the other backends and schemes refuse it
+  /// (invalid_input). docs/ptx.md, "Fast mode".
+  bool fast_exp = false;
 };
 
 }  // namespace resample

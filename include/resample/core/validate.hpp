@@ -104,6 +104,14 @@ namespace resample {
 
 /// The options a scheme checks on the host before any work (the device backends, whose other
 /// checks run on the device): Metropolis' eps when B is not given, rejection's bound.
+/// options::fast_exp belongs to the ptx backend; the others compute the exact exponentials only.
+inline void refuse_fast_exp(const options& opt, const char* backend) {
+  if (opt.fast_exp) {
+    throw invalid_input(std::string("options::fast_exp is the ptx backend's; the ") + backend +
+                        " backend computes the weights' exponentials exactly");
+  }
+}
+
 inline void check_scheme_options(scheme s, const options& opt) {
   if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
       !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {

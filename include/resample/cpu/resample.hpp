@@ -33,6 +33,7 @@ namespace resample::cpu {
 template <class Exec, class T, class Index>
 void ancestors(const Exec& ex, scheme s, std::span<const T> lw, key k, std::uint32_t step, std::span<Index> a,
                const options& opt = {}) {
+  refuse_fast_exp(opt, "cpu");
   const bool cdf_scheme = s == scheme::multinomial || s == scheme::stratified || s == scheme::systematic;
   if (cdf_scheme && opt.cdf == precision::float32) return float_cdf_ancestors<float>(ex, s, lw, k, step, a);
   if (cdf_scheme && opt.cdf == precision::float64) return float_cdf_ancestors<double>(ex, s, lw, k, step, a);
