@@ -12,6 +12,8 @@
 //                                 C written, then a binary search per draw); multinomial_sorted (the
 //                                 points per stratum, then the comb); residual; ssp (its pairing on
 //                                 one thread, as in the cuda backend: N to 2^16 only);
+//                                 systematic_fast, stratified_fast, multinomial_sorted_fast (PTX
+//                                 only: options::fast_exp, the weights by ex2.approx);
 //                                 N = 2^12 .. 2^24
 //
 // Counters: bytes_moved (the roofline's bytes: 12 per particle for the resamplers -- the
@@ -92,8 +94,13 @@ enum class op {
   multinomial,
   multinomial_sorted,
   residual,
-  ssp
+  ssp,
+  systematic_fast,  // options::fast_exp: ptx only
+  stratified_fast,
+  multinomial_sorted_fast
 };
+
+bool is_fast(op o) { return o == op::systematic_fast || o == op::stratified_fast || o == op::multinomial_sorted_fast; }
 
 /// One call of `o` on `b`: two-phase temp storage sized once, then timed enqueues.
 void run(benchmark::State& state, backend b, op o) {
@@ -101,12 +108,14 @@ void run(benchmark::State& state, backend b, op o) {
   const float* lw = device_weights(n);
   cuda::host::device_vector<std::int32_t> a(n);
   cuda::host::device_vector<double> result(1);
-  const scheme s = o == op::stratified               ? scheme::stratified
+  resample::options opt;
+  opt.fast_exp = is_fast(o);
+  const scheme s = o == op::stratified || o == op::stratified_fast ? scheme::stratified
                    : o == op::metropolis             ? scheme::metropolis
                    : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis
                    : o == op::rejection              ? scheme::rejection
                    : o == op::multinomial            ? scheme::multinomial
-                   : o == op::multinomial_sorted     ? scheme::multinomial_sorted
+                   : o == op::multinomial_sorted || o == op::multinomial_sorted_fast ? scheme::multinomial_sorted
                    : o == op::residual               ? scheme::residual
                    : o == op::ssp                    ? scheme::ssp
                                                      : scheme::systematic;
@@ -144,7 +153,7 @@ void run(benchmark::State& state, backend b, op o) {
         if (temp == nullptr) bytes = std::max(draw_bytes, permute_bytes);
       }
     } else if (b == backend::ptx) {
-      ptx::ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data());
+      ptx::ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data(), opt);
     } else {
       cuda::ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data());
     }
@@ -188,9 +197,13 @@ int main(int argc, char** argv) {
                                             {op::multinomial, "multinomial"},
                                             {op::multinomial_sorted, "multinomial_sorted"},
                                             {op::residual, "residual"},
-                                            {op::ssp, "ssp"}};
+                                            {op::ssp, "ssp"},
+                                            {op::systematic_fast, "systematic_fast"},
+                                            {op::stratified_fast, "stratified_fast"},
+                                            {op::multinomial_sorted_fast, "multinomial_sorted_fast"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {
+      if (is_fast(o) && b == backend::cuda) continue;  // the cuda backend has the exact exponentials only
       benchmark::RegisterBenchmark((std::string(prefix) + name).c_str(),
                                    [b = b, o = o](benchmark::State& st) { run(st, b, o); })
           // SSP's pairing runs on one thread (about half a microsecond a particle): to 2^16 only

@@ -22,11 +22,13 @@
 
 #include "backend_support.hpp"
 #include "module.hpp"
+#include "resample/core/offspring_metrics.hpp"
 #include "resample/cuda/host.hpp"
 #include "resample/ptx/host.hpp"
 #include "resample/ptx/resample.hpp"
 #include "support/philox_known_answers.hpp"
 #include "support/test_weights.hpp"
+#include "support/unbiasedness.hpp"
 
 namespace resample {
 namespace {
@@ -387,6 +389,83 @@ TEST(PtxAncestors, RepeatedCallsGiveTheSameBits) {
   const auto first = ptx_ancestors<float, std::int32_t>(scheme::systematic, lw, {1, 1}, 9);
   const auto draw = [&lw] { return ptx_ancestors<float, std::int32_t>(scheme::systematic, lw, {1, 1}, 9); };
   for (int i = 0; i < 30; ++i) ASSERT_EQ(draw(), first) << "draw " << i;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fast mode (options::fast_exp, ptx/fast_exp.ptx): not the CPU's bits, so tested statistically:
+// over 2,000 draws of 1,000 particles each scheme's mean offspring agree with N w_i / W of the exact
+// weights (the conservative z-scores of tests/unbiased_test.cpp, Bonferroni at 1e-3; the fast
+// weights' relative error, about 2^-22, is far below what 2,000 draws resolve). The simulator test
+// FastExpDrawsExactlyForTheApproximateWeights pins the kernels' use of those weights bit for bit.
+
+TEST(PtxFastExp, MeanOffspringEqualTheWeights) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 1000;
+  const int reps = 2000;
+  const auto lw = test::log_weights(n, 2.0, 41);
+  const double max = *std::max_element(lw.begin(), lw.end());
+  std::vector<double> w(n);
+  for (std::size_t i = 0; i < n; ++i) w[i] = std::exp(lw[i] - max);
+  const device_vector<double> d_lw(view(lw));
+  device_vector<std::int32_t> d_o(n);
+  options opt;
+  opt.fast_exp = true;
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial, scheme::multinomial_sorted}) {
+    std::size_t bytes = 0;
+    ptx::offspring<double, std::int32_t>(nullptr, bytes, s, d_lw.data(), n, {5, 6}, 0, d_o.data(), opt);
+    const device_vector<char> temp(bytes);
+    offspring_metrics m(expected_offspring(w));
+    std::vector<std::int32_t> o(n);
+    std::vector<std::size_t> counts(n);
+    for (int r = 0; r < reps; ++r) {
+      ptx::offspring<double, std::int32_t>(temp.data(), bytes, s, d_lw.data(), n, {5, 6}, static_cast<std::uint32_t>(r),
+                                           d_o.data(), opt);
+      (void)cuda::check_status(temp.data(), nullptr);
+      d_o.copy_to(std::span<std::int32_t>(o));
+      for (std::size_t i = 0; i < n; ++i) counts[i] = static_cast<std::size_t>(o[i]);
+      m.add(std::span<const std::size_t>(counts));
+    }
+    const auto z = test::z_scores(m);
+    EXPECT_GT(z.tested, n / 2) << name(s);
+    EXPECT_LT(z.max_abs_z, z.threshold) << name(s) << ": particle " << z.worst;
+  }
+}
+
+// Who refuses the fast mode, before any device work: the cpu and cuda backends, and the ptx
+// schemes whose exponentials are exact only (the chains, residual, SSP).
+TEST(PtxFastExp, OtherBackendsAndSchemesRefuseIt) {
+  options opt;
+  opt.fast_exp = true;
+  const std::vector<double> lw = {0.0, -1.0, -2.0};
+  std::vector<std::int32_t> a(lw.size());
+  try {
+    cpu::ancestors(cpu::serial{}, scheme::systematic, view(lw), {1, 2}, 0, std::span<std::int32_t>(a), opt);
+    ADD_FAILURE() << "the cpu backend took fast_exp";
+  } catch (const invalid_input& e) {
+    EXPECT_NE(std::string(e.what()).find("options::fast_exp is the ptx backend's; the cpu backend"), std::string::npos)
+        << e.what();
+  }
+  std::size_t bytes = 0;
+  const auto cuda_call = [&] {
+    cuda::ancestors<double, std::int32_t>(nullptr, bytes, scheme::systematic, nullptr, lw.size(), {1, 2}, 0, nullptr,
+                                          opt);
+  };
+  EXPECT_THROW(cuda_call(), invalid_input);
+  for (const scheme s : {scheme::metropolis, scheme::megopolis, scheme::rejection, scheme::residual, scheme::ssp}) {
+    try {
+      ptx::ancestors<double, std::int32_t>(nullptr, bytes, s, nullptr, lw.size(), {1, 2}, 0, nullptr, opt);
+      ADD_FAILURE() << name(s) << " took fast_exp";
+    } catch (const invalid_input& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name(s)) + " computes its exponentials exactly"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  const auto sorted_call = [&] {
+    ptx::ancestors<double, std::int32_t>(nullptr, bytes, scheme::multinomial_sorted, nullptr, lw.size(), {1, 2}, 0,
+                                         nullptr, opt);
+  };
+  EXPECT_NO_THROW(sorted_call());
 }
 
 TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
