@@ -58,8 +58,8 @@ void check_call(scheme s, std::size_t n, const options& opt) {
 
 /// The call's opening (ptx/open_call.ptx): the status and the look-back's flags zeroed, the step
 /// (options::device_step, else `step`), systematic's U and the exp mode (options::fast_exp) into
-/// the status, and the gate
-/// (options::device_gate) closed there when it reads 0, which every later kernel obeys.
+/// the status, and the gate (options::device_gate) closed there when it reads 0, which every later
+/// kernel obeys.
 void open_call(const look_back_storage& scan, const options& opt, std::uint32_t step, key k, cudaStream_t stream) {
   const std::uint64_t words = scan.zeroed_bytes / 4, gate = address(opt.device_gate),
                       step_at = address(opt.device_step);
@@ -154,6 +154,7 @@ void enqueue_points(const call& c, const points_storage& p) {
   launch("resample_points_level1", rows_count, threads, c.stream, {&c.count, &c.status, &c.k.seed, &c.k.stream, &rows});
   launch("resample_points_super_bin_sums", (layout.super_bins() + threads - 1) / threads, threads, c.stream,
          {&c.count, &c.status, &rows, &rows_count, &super_count});
+  static_assert(threads * 32 == 8192, "the super-bins' scan: one block, 32 of sorted_points' 2^13 super-bins per thread");
   launch("resample_points_super_bin_scan", 1, threads, c.stream, {&c.count, &c.status, &super_count, &super_before});
   launch("resample_points_level2", layout.super_bins(), threads, c.stream,
          {&c.count, &c.status, &c.k.seed, &c.k.stream, &super_count, &super_before, &points});

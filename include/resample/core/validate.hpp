@@ -102,8 +102,6 @@ namespace resample {
   throw invalid_input("rejection bound must be finite, got log bound " + detail::format_value(log_bound));
 }
 
-/// The options a scheme checks on the host before any work (the device backends, whose other
-/// checks run on the device): Metropolis' eps when B is not given, rejection's bound.
 /// options::fast_exp belongs to the ptx backend; the others compute the exact exponentials only.
 inline void refuse_fast_exp(const options& opt, const char* backend) {
   if (opt.fast_exp) {
@@ -112,6 +110,8 @@ inline void refuse_fast_exp(const options& opt, const char* backend) {
   }
 }
 
+/// The options a scheme checks on the host before any work (the device backends, whose other
+/// checks run on the device): Metropolis' eps when B is not given, rejection's bound.
 inline void check_scheme_options(scheme s, const options& opt) {
   if ((s == scheme::metropolis || s == scheme::megopolis) && !opt.metropolis_steps &&
       !(opt.metropolis_eps > 0.0 && opt.metropolis_eps < 1.0)) {
