@@ -407,12 +407,7 @@ struct cuda_filter<Model>::impl {
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
     // Sizes first: a bad scheme option throws here, before anything is allocated.
-    if (kernels) {
-      kernels->ancestors(nullptr, temp_bytes, o.resampler, nullptr, n, k, 0, nullptr, o.resampling, stream);
-    } else {
-      cuda::ancestors<double, std::int32_t>(nullptr, temp_bytes, o.resampler, nullptr, n, k, 0, nullptr, o.resampling,
-                                            stream);
-    }
+    resampler_call(nullptr, temp_bytes, nullptr, nullptr, o.resampling, stream);
     x_a = device_vector<double>(n);
     lw_a = device_vector<double>(n);
     x_next_a = device_vector<double>(n);
@@ -550,12 +545,13 @@ struct cuda_filter<Model>::impl {
     const auto [x_out, lw_out] = states(p, true);
     const auto grid = static_cast<unsigned>(chunk_count);
     const double* weights = lw;
-    if (auxiliary && kernels) kernels->launch(first_stage_slot + p, on);
-    if (auxiliary && !kernels) {
-      first_stage<<<grid, chunk_threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.data(), v_a.data(), chunks_a.data());
-      cuda::check_launch("bpf first_stage");
-    }
     if (auxiliary) {
+      if (kernels) {
+        kernels->launch(first_stage_slot + p, on);
+      } else {
+        first_stage<<<grid, chunk_threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.data(), v_a.data(), chunks_a.data());
+        cuda::check_launch("bpf first_stage");
+      }
       finish_first_stage<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v_a.data(), opt.ess_threshold, n, s);
       cuda::check_launch("bpf finish_first_stage");
       weights = v_a.data();
@@ -583,11 +579,17 @@ struct cuda_filter<Model>::impl {
   /// The library's resampler on `weights` into ancestors_a, on `on` (captured).
   void enqueue_resampler(cudaStream_t on, const double* weights, const resample::options& at_tick) {
     std::size_t bytes = temp_bytes;
+    resampler_call(temp_a.data(), bytes, weights, ancestors_a.data(), at_tick, on);
+  }
+
+  /// The resampler's ancestors call (cuda::ancestors' contract: d_temp null sizes it), on the
+  /// CUDA C backend or `kernels`' (the PTX backend's).
+  void resampler_call(void* d_temp, std::size_t& bytes, const double* lw, std::int32_t* a,
+                      const resample::options& call_opt, cudaStream_t on) {
     if (kernels) {
-      kernels->ancestors(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(), at_tick, on);
+      kernels->ancestors(d_temp, bytes, opt.resampler, lw, n, k, 0, a, call_opt, on);
     } else {
-      cuda::ancestors<double, std::int32_t>(temp_a.data(), bytes, opt.resampler, weights, n, k, 0, ancestors_a.data(),
-                                            at_tick, on);
+      cuda::ancestors<double, std::int32_t>(d_temp, bytes, opt.resampler, lw, n, k, 0, a, call_opt, on);
     }
   }
 
