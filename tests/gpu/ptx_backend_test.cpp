@@ -395,8 +395,10 @@ TEST(PtxAncestors, RepeatedCallsGiveTheSameBits) {
 // The fast mode (options::fast_exp, ptx/fast_exp.ptx): not the CPU's bits, so tested statistically:
 // over 2,000 draws of 1,000 particles each scheme's mean offspring agree with N w_i / W of the exact
 // weights (the conservative z-scores of tests/unbiased_test.cpp, Bonferroni at 1e-3; the fast
-// weights' relative error, about 2^-22, is far below what 2,000 draws resolve). The simulator test
-// FastExpDrawsExactlyForTheApproximateWeights pins the kernels' use of those weights bit for bit.
+// weights' relative error, about 2^-22, is far below what 2,000 draws resolve), and Q differs from
+// the exact mode's (the device took the fast path: the draws alone would pass on exact weights).
+// The simulator test FastExpDrawsExactlyForTheApproximateWeights pins the kernels' use of those
+// weights bit for bit.
 
 TEST(PtxFastExp, MeanOffspringEqualTheWeights) {
   RESAMPLE_SKIP_WITHOUT_GPU();
@@ -414,6 +416,13 @@ TEST(PtxFastExp, MeanOffspringEqualTheWeights) {
     std::size_t bytes = 0;
     ptx::offspring<double, std::int32_t>(nullptr, bytes, s, d_lw.data(), n, {5, 6}, 0, d_o.data(), opt);
     const device_vector<char> temp(bytes);
+    std::size_t exact_bytes = 0;
+    ptx::offspring<double, std::int32_t>(nullptr, exact_bytes, s, d_lw.data(), n, {5, 6}, 0, d_o.data());
+    const device_vector<char> exact_temp(exact_bytes);
+    ptx::offspring<double, std::int32_t>(exact_temp.data(), exact_bytes, s, d_lw.data(), n, {5, 6}, 0, d_o.data());
+    ptx::offspring<double, std::int32_t>(temp.data(), bytes, s, d_lw.data(), n, {5, 6}, 0, d_o.data(), opt);
+    EXPECT_FALSE(cuda::check_status(temp.data(), nullptr).total == cuda::check_status(exact_temp.data(), nullptr).total)
+        << name(s) << ": Q is the exact mode's";
     offspring_metrics m(expected_offspring(w));
     std::vector<std::int32_t> o(n);
     std::vector<std::size_t> counts(n);
