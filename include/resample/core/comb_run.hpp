@@ -28,6 +28,36 @@
 
 namespace resample {
 
+namespace detail {
+/// A double holding an integer in [0, 2^32): its value, read from the significand of c + 2^52.
+RESAMPLE_HOST_DEVICE inline std::uint64_t small_integer(double c) {
+  return bits_of(c + 4503599627370496.0) & 0xFFFFFFFFull;
+}
+
+/// Systematic's O = ceil(r - u) for one particle from e, an estimate of r - u within `margin`:
+/// true, with O, when no integer lies in [e - margin, e + margin]; false when the estimate cannot
+/// decide (O is then meaningless).
+RESAMPLE_HOST_DEVICE inline bool systematic_from_estimate(double e, double margin, std::uint64_t& O) {
+  const double c = std::ceil(e - margin);
+  O = small_integer(c);
+  return c > e + margin;
+}
+
+/// Stratified's O for one particle from e, an estimate of r within `margin`: K = floor(r) strata
+/// below r, and stratum K's point K + U_K / 2^32 (U_K the first word of Philox at (K, step)) decides
+/// the last one. True, with O, when neither an integer nor that point lies within the margin of e.
+RESAMPLE_HOST_DEVICE inline bool stratified_from_estimate(double e, double margin, std::uint64_t n, key k,
+                                                          std::uint32_t step, std::uint64_t& O) {
+  const double f = std::floor(e - margin);
+  const std::uint64_t K = small_integer(f);
+  const bool certain = f + 1.0 > e + margin;  // no integer near r: K = f
+  const std::uint32_t U = philox_stream(k, K < n ? K : n - 1, step).next();
+  const double above = (e - f) - U * 2.3283064365386963e-10;  // r - K - u_K; e - f is exact
+  O = K >= n ? n : K + (above > 0.0 ? 1 : 0);
+  return certain && (K >= n || above > margin || above < -margin);
+}
+}  // namespace detail
+
 template <int Items>
 class comb_run {
   static_assert(Items >= 1 && Items <= 64, "the error bound above counts at most 64 terms");
@@ -49,11 +79,7 @@ class comb_run {
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) {
       W += w_[m];
-      const double e = detail::fused(per_weight_, W, base);
-      const double c = std::ceil(e - margin_);
-      // No integer in [e - margin, e + margin]: O = ceil(r - u), an integer in [0, N].
-      O[m] = small_integer(c);
-      near |= c > e + margin_ ? 0u : 1u << m;
+      near |= detail::systematic_from_estimate(detail::fused(per_weight_, W, base), margin_, O[m]) ? 0u : 1u << m;
     }
     if (near) {  // rare (probability about 2 margin each): the exact comparison decides
 RESAMPLE_UNROLL
@@ -78,13 +104,7 @@ RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) {
       W += w_[m];
       const double e = detail::fused(per_weight_, W, base);
-      const double f = std::floor(e - margin_);
-      const std::uint64_t K = small_integer(f);
-      const bool certain = f + 1.0 > e + margin_;  // no integer near r: K = f
-      const std::uint32_t U = philox_stream(k, K < n ? K : n - 1, step).next();
-      const double above = (e - f) - U * 2.3283064365386963e-10;  // r - K - u_K; e - f is exact
-      O[m] = K >= n ? n : K + (above > 0.0 ? 1 : 0);
-      near |= certain && (K >= n || above > margin_ || above < -margin_) ? 0u : 1u << m;
+      near |= detail::stratified_from_estimate(e, margin_, n, k, step, O[m]) ? 0u : 1u << m;
     }
     if (near) {  // rare, but every particle on an integer r (equal weights) comes here
 RESAMPLE_UNROLL
@@ -116,7 +136,7 @@ RESAMPLE_UNROLL
       W += w_[m];
       const double e = detail::fused(per_weight_, W, base);
       const double f = std::floor(e - margin_);
-      const std::uint64_t K = small_integer(f);
+      const std::uint64_t K = detail::small_integer(f);
       frac[m] = e - f;
       first[m] = last[m] = O[m] = 0;
       if (!(f + 1.0 > e + margin_) || K >= B) {  // an integer near r (or r = B): decided below
@@ -179,7 +199,7 @@ RESAMPLE_UNROLL
     if (!(f + 1.0 > e + margin_)) {
       // r lies within 2 margin of the integer J (as in stratified_near): O = P_J when every point
       // of stratum J - 1 lies below J - 3 margin and every point of stratum J above J + 3 margin.
-      const std::uint64_t J = small_integer(f + 1.0);
+      const std::uint64_t J = detail::small_integer(f + 1.0);
       const double lowest = 3.0 * margin_;
       bool clear = true;
       if (J >= 1 && J - 1 < B) {
@@ -210,13 +230,13 @@ RESAMPLE_UNROLL
       // r lies within 2 margin of the integer J = f + 1 (equal weights put every r on one), so
       // K is J - 1 or J; either way O = J when u_{J-1} < 1 - 2 margin and u_J >= 2 margin:
       // strata below J - 1 lie wholly below r, point J - 1 lies below it and point J above.
-      const std::uint64_t J = small_integer(f + 1.0);
+      const std::uint64_t J = detail::small_integer(f + 1.0);
       const double lowest = 3.0 * margin_;
       const bool below = J == 0 || philox_stream(k, J - 1, step).next() * 2.3283064365386963e-10 < 1.0 - lowest;
       const bool above = J >= n || philox_stream(k, J, step).next() * 2.3283064365386963e-10 >= lowest;
       return below && above ? J : comb_.stratified(exact_C(m), k, step);
     }
-    const std::uint64_t K = small_integer(f);
+    const std::uint64_t K = detail::small_integer(f);
     if (K >= n) return n;
     // K is certain but point K lies within the margin of r: the exact comparison decides.
     const std::uint32_t U = philox_stream(k, K, step).next();
@@ -235,11 +255,6 @@ RESAMPLE_UNROLL
       if (lo < last[m] && lo < t) t = lo;
     }
     return t;
-  }
-
-  /// A double holding an integer in [0, 2^32): its value, read from the significand of c + 2^52.
-  RESAMPLE_HOST_DEVICE static std::uint64_t small_integer(double c) {
-    return detail::bits_of(c + 4503599627370496.0) & 0xFFFFFFFFull;
   }
 
   RESAMPLE_HOST_DEVICE u128 exact_C(int m) const {

@@ -39,6 +39,7 @@ namespace resample::cuda::detail {
 inline constexpr int block_threads = 256;
 inline constexpr int items_per_thread = 8;
 inline constexpr int tile_items = block_threads * items_per_thread;
+inline constexpr int warps_per_tile = block_threads / 32;
 inline constexpr int finish_threads = 1024;
 inline constexpr int finish_items = 4;
 
@@ -99,11 +100,13 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-/// Q_t for each tile (and the sum of quantised w^2 when `squares` is given).
+/// Q_t for each tile (and the sum of quantised w^2 when `squares` is given, and each warp's C
+/// within its tile, the sum of the tile's warps before it, when `warp_offsets` is given: the exact
+/// starts of the comb's estimates, warp_comb.cuh).
 template <class T>
 __global__ void __launch_bounds__(block_threads)
     tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, const device_status* st, u128* sums,
-              u128* squares) {
+              u128* squares, u128* warp_offsets) {
   if (summary_failed(*st)) return;
   using wide = block::wide_sum<block_threads>;
   __shared__ typename wide::TempStorage tmp;
@@ -120,8 +123,12 @@ __global__ void __launch_bounds__(block_threads)
     sum_sq = wide::sum(tmp, sum_sq);
     if (threadIdx.x == 0) squares[tile] = sum_sq;
   }
-  sum = wide::sum(tmp, sum);
-  if (threadIdx.x == 0) sums[tile] = sum;
+  u128 total;
+  const u128 before = wide::exclusive(tmp, sum, total);
+  if (warp_offsets && (threadIdx.x & 31) == 0) {
+    warp_offsets[tile * warps_per_tile + (threadIdx.x >> 5)] = before;
+  }
+  if (threadIdx.x == 0) sums[tile] = total;
 }
 
 /// What finish_pass derives beyond Q.
@@ -221,10 +228,12 @@ __global__ void open_call(device_status* st, const int* gate) {
 }
 
 /// Enqueues max_pass, tile_pass and finish_pass: after them, status holds the verdict, Q and F,
-/// and `sums[t]` the C before tile t. `squares` (tile count entries, or null) for the ESS.
+/// and `sums[t]` the C before tile t. `squares` (tile count entries, or null) for the ESS;
+/// `warp_offsets` (warps_per_tile entries per tile, or null) for warp_comb.
 template <class T>
 void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128* sums, u128* squares,
-               const finish_request& req, cudaStream_t stream, const int* gate = nullptr) {
+               const finish_request& req, cudaStream_t stream, const int* gate = nullptr,
+               u128* warp_offsets = nullptr) {
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
   open_call<><<<1, 1, 0, stream>>>(st, gate);
@@ -232,7 +241,8 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
   const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles, 2048));
   max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
   check_launch("max_pass");
-  tile_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, st, sums, squares);
+  tile_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, st, sums, squares,
+                                                                            warp_offsets);
   check_launch("tile_pass");
   finish_pass<T><<<1, finish_threads, 0, stream>>>(lw, n, fraction, bound, st, sums, squares, tiles, req);
   check_launch("finish_pass");

@@ -1,0 +1,151 @@
+// comb_estimate (the comb from weights known to a relative error, core/comb_estimate.hpp) must
+// give exact_comb's answer for every particle it decides, whatever the errors within its bound:
+// runs of 8 particles grouped as the GPU's warps (32 runs from one exact C), the estimated
+// weights w (1 + delta) with delta at +eps, at -eps, alternating, or uniform in [-eps, eps]. It
+// must also decide nearly all of them (else the GPU's exact fallback would run everywhere and the
+// correctness check would be empty), and a margin that ignores the weights' error must be caught
+// deciding wrongly, which shows that these weights reach the margin.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "resample/core/comb_estimate.hpp"
+#include "resample/core/random.hpp"
+#include "support/test_weights.hpp"
+
+namespace resample {
+namespace {
+
+constexpr int items = 8;
+constexpr int runs_per_start = 32;  // a warp
+constexpr double eps = 4.76837158203125e-07;  // 2^-21, the GPU's bound (warp_comb.cuh)
+constexpr key stratified_key{31, 32};
+constexpr std::uint32_t stratified_step = 5;
+
+enum class drift { up, down, alternating, random };
+
+double perturbed(double w, drift d, std::size_t i, philox_stream& rng) {
+  switch (d) {
+    case drift::up: return w * (1 + eps);
+    case drift::down: return w * (1 - eps);
+    case drift::alternating: return w * (i % 2 ? 1 + eps : 1 - eps);
+    case drift::random: return w * (1 + eps * (2 * uniform_open(rng) - 1));
+  }
+  return w;
+}
+
+struct tally {
+  std::uint64_t decided = 0, undecided = 0, wrong = 0;
+  double expected_undecided = 0;  // sum over particles of 6 margin: 2 margin per comparison, 3 per particle
+};
+
+/// Runs every particle of w through comb_estimate (systematic with U, and stratified), warps of
+/// 256 particles starting at their exact C, with estimated weights perturbed by `d` and the
+/// margin computed for `assumed` relative error; counts what it decides and what it gets wrong.
+tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double assumed) {
+  const std::uint64_t n = w.size();
+  const int F = fraction_bits(n);
+  std::vector<u128> C(n);
+  u128 sum = 0;
+  for (std::size_t i = 0; i < n; ++i) C[i] = sum += quantise(w[i], F);
+  const exact_comb comb(sum, n);
+  philox_stream rng({51, 52}, 0, 0);
+  tally t;
+  const double margin_floor = static_cast<double>(n) * 2.842170943040401e-14;
+  for (std::size_t start = 0; start < n; start += items * runs_per_start) {
+    const u128 C_start = start == 0 ? 0 : C[start - 1];
+    double W_before = 0;
+    for (std::size_t first = start; first < std::min<std::size_t>(n, start + items * runs_per_start); first += items) {
+      double v[items];
+      for (int m = 0; m < items; ++m) v[m] = first + m < n ? perturbed(w[first + m], d, first + m, rng) : 0.0;
+      const double base = comb.estimate(C_start);
+      const comb_estimate<items> systematic(comb, F, base - U * 2.3283064365386963e-10, W_before, v, assumed);
+      const comb_estimate<items> stratified(comb, F, base, W_before, v, assumed);
+      std::uint64_t O_sys[items], O_str[items];
+      const unsigned undecided_sys = systematic.systematic(O_sys);
+      const unsigned undecided_str = stratified.stratified(stratified_key, stratified_step, O_str);
+      double W = W_before;
+      for (int m = 0; m < items; ++m) {
+        W += v[m];
+        if (first + m >= n) continue;
+        const std::size_t i = first + m;
+        t.expected_undecided += 6 * (margin_floor + 2 * assumed * comb.per_weight(F) * W);
+        if (undecided_sys >> m & 1u) {
+          ++t.undecided;
+        } else {
+          ++t.decided;
+          t.wrong += O_sys[m] != comb.systematic(C[i], U);
+        }
+        if (undecided_str >> m & 1u) {
+          ++t.undecided;
+        } else {
+          ++t.decided;
+          t.wrong += O_str[m] != comb.stratified(C[i], stratified_key, stratified_step);
+        }
+      }
+      W_before = W;
+    }
+  }
+  return t;
+}
+
+std::vector<double> weights_of(const std::vector<double>& lw) {
+  double max = -std::numeric_limits<double>::infinity();
+  for (const double x : lw) max = std::fmax(max, x);
+  std::vector<double> w(lw.size());
+  for (std::size_t i = 0; i < lw.size(); ++i) w[i] = deterministic_exp(lw[i] - max);
+  return w;
+}
+
+void expect_exact(const std::vector<double>& w, const std::string& what, bool mostly_decided) {
+  for (const drift d : {drift::up, drift::down, drift::alternating, drift::random}) {
+    for (const std::uint32_t U : {0u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu}) {
+      const tally t = run_all(w, U, d, eps);
+      ASSERT_EQ(t.wrong, 0u) << what << ", drift " << static_cast<int>(d) << ", U " << U;
+      ASSERT_EQ(t.decided + t.undecided, 2 * w.size());
+      // An undecided particle has an integer (or stratified's point) within the margin of its
+      // estimate: each comparison's chance is 2 margin for a uniform fractional part; systematic
+      // makes one, stratified two. Allow 3x that plus 20 for the small counts.
+      if (mostly_decided) {
+        EXPECT_LE(static_cast<double>(t.undecided), 3 * t.expected_undecided + 20)
+            << what << ", drift " << static_cast<int>(d);
+      }
+    }
+  }
+}
+
+TEST(CombEstimate, DecidesExactlyOnPaperWeights) {
+  for (const std::size_t n : {1, 9, 256, 257, 4099, 100003}) {
+    for (const double y : {0.0, 2.0, 4.0}) {
+      expect_exact(weights_of(test::log_weights(n, y, 23)), "n = " + std::to_string(n) + " y = " + std::to_string(y),
+                   true);
+    }
+  }
+}
+
+TEST(CombEstimate, DecidesExactlyWithZerosHeavyAndEqualWeights) {
+  for (const std::size_t n : {8, 33, 1000, 65536}) {
+    expect_exact(weights_of(test::log_weights(n, 1.0, 5, true)), "zeros, n = " + std::to_string(n), true);
+    std::vector<double> heavy(n, 1e-30);
+    heavy[n / 3] = 1.0;
+    expect_exact(heavy, "heavy, n = " + std::to_string(n), false);
+    // Every r an integer: nothing may be decided wrongly, and little can be decided at all.
+    expect_exact(std::vector<double>(n, 1.0), "equal, n = " + std::to_string(n), false);
+  }
+}
+
+// The same weights with a margin that assumes exact weights (2^-40, the least the class accepts):
+// some particle is then decided wrongly, so the runs above do reach the margin's edge, and a
+// margin that forgot the weights' error would fail them.
+TEST(CombEstimate, AMarginBlindToTheWeightErrorDecidesWrongly) {
+  const auto w = weights_of(test::log_weights(100003, 2.0, 23));
+  std::uint64_t wrong = 0;
+  for (const drift d : {drift::up, drift::down}) wrong += run_all(w, 0x9e3779b9u, d, 9.094947017729282e-13).wrong;
+  EXPECT_GT(wrong, 0u);
+}
+
+}  // namespace
+}  // namespace resample
