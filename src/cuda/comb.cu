@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(block_threads, 3)
   __shared__ std::uint32_t O_s[tile_items];
   __shared__ std::uint64_t O_begin;
   __shared__ tile_writer::TempStorage<block_threads> writer;
-  __shared__ int stage[tile_writer::stage_ints(stage_capacity)];
+  __shared__ alignas(16) int stage[tile_writer::stage_ints(stage_capacity)];
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];

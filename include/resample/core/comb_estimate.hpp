@@ -16,8 +16,10 @@
 //   q_j against w_j 2^F          <= 256 N 2^-F            (each q_j is w_j 2^F truncated; F >= 64)
 //   fma                          <= 2^-53 (N + 1)
 // so |e_m - (r_m [- u])| <= N 2^-47 + (e_m - base)(eps + 2^-46), as s W_m = e_m - base to within
-// 2^-52 (N + 1). The margin used, N 2^-45 + 2 eps (e_m - base), is above that for eps >= 2^-40:
-// it grows with the distance from the exact start, which is why runs start at a known C often.
+// 2^-52 (N + 1). The margin used, N 2^-45 + 2 eps (e_last - base) with e_last the run's last (and
+// largest) estimate, is above that for eps >= 2^-40: it grows with the distance from the exact
+// start, which is why runs start at a known C often. Weights below 2^-100 may instead be off by
+// an absolute 2^-100 (a flushed estimate): 256 N 2^-100 on an estimate, inside the N 2^-45.
 #pragma once
 
 #include <cstdint>
@@ -44,32 +46,36 @@ class comb_estimate {
   /// Systematic (Code 5; base includes - u): O[m] for each particle; bit m of the result is set
   /// where the estimate cannot decide (O[m] is then meaningless).
   RESAMPLE_HOST_DEVICE unsigned systematic(std::uint64_t (&O)[Items]) const {
-    double W = W_before_;
+    double e[Items];
+    const double margin = estimates(e);
     unsigned undecided = 0;
 RESAMPLE_UNROLL
-    for (int m = 0; m < Items; ++m) {
-      W += v_[m];
-      const double e = detail::fused(per_weight_, W, base_);
-      undecided |= detail::systematic_from_estimate(e, margin_of(e), O[m]) ? 0u : 1u << m;
-    }
+    for (int m = 0; m < Items; ++m) undecided |= detail::systematic_from_estimate(e[m], margin, O[m]) ? 0u : 1u << m;
     return undecided;
   }
 
   /// Stratified (Code 4): as systematic, with stratum K's point from Philox at (K, step).
   RESAMPLE_HOST_DEVICE unsigned stratified(key k, std::uint32_t step, std::uint64_t (&O)[Items]) const {
-    double W = W_before_;
+    double e[Items];
+    const double margin = estimates(e);
     unsigned undecided = 0;
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) {
-      W += v_[m];
-      const double e = detail::fused(per_weight_, W, base_);
-      undecided |= detail::stratified_from_estimate(e, margin_of(e), n_, k, step, O[m]) ? 0u : 1u << m;
+      undecided |= detail::stratified_from_estimate(e[m], margin, n_, k, step, O[m]) ? 0u : 1u << m;
     }
     return undecided;
   }
 
  private:
-  RESAMPLE_HOST_DEVICE double margin_of(double e) const { return detail::fused(e - base_, slope_, margin_); }
+  /// The run's estimates, and one margin for all of them: the last particle's, the largest (the
+  /// estimates grow along the run), which saves two flops per particle and widens the others' by
+  /// at most the run's own share of the distance from the exact start.
+  RESAMPLE_HOST_DEVICE double estimates(double (&e)[Items]) const {
+    double W = W_before_;
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) e[m] = detail::fused(per_weight_, W += v_[m], base_);
+    return detail::fused(e[Items - 1] - base_, slope_, margin_);
+  }
 
   std::uint64_t n_;
   double base_;

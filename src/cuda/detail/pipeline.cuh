@@ -123,12 +123,20 @@ __global__ void __launch_bounds__(block_threads)
     sum_sq = wide::sum(tmp, sum_sq);
     if (threadIdx.x == 0) squares[tile] = sum_sq;
   }
-  u128 total;
-  const u128 before = wide::exclusive(tmp, sum, total);
-  if (warp_offsets && (threadIdx.x & 31) == 0) {
-    warp_offsets[tile * warps_per_tile + (threadIdx.x >> 5)] = before;
+  // Each warp's sum by a butterfly; thread 0 adds the eight up (the offsets on the way), where a
+  // block scan would have every thread of the block add them.
+  sum = block::warp_sum(sum);
+  if ((threadIdx.x & 31) == 0) tmp.warp[threadIdx.x >> 5] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    u128 total = 0;
+#pragma unroll
+    for (int w = 0; w < warps_per_tile; ++w) {
+      if (warp_offsets) warp_offsets[tile * warps_per_tile + w] = total;
+      total += tmp.warp[w];
+    }
+    sums[tile] = total;
   }
-  if (threadIdx.x == 0) sums[tile] = total;
 }
 
 /// What finish_pass derives beyond Q.

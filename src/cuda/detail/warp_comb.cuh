@@ -3,14 +3,13 @@
 // undecided, again from the exact weights (comb_run, the pass it replaces). Device code.
 //
 //   estimated_weight  e^d, d = lw - max <= 0, in about ten instructions (the deterministic exp
-//                     takes forty): t = d log2(e) in double, t = k + f with k = round(t) and f in
-//                     [-1/2, 1/2] exact, 2^f by ex2.approx.ftz.f32 on f rounded to float, times 2^k
-//                     by adding k to the exponent. Relative error: f's rounding (2^-25, so
-//                     2^-25 ln 2 on 2^f), ex2.approx (at most 2 ulp from the correctly rounded
-//                     result, PTX ISA: 2^-22 + 2^-24), t's rounding (|t| 2^-53 <= 2^-42.9 on the
-//                     exponent for |t| <= 1100): below 2^-21.3. Below t = -126 (w < 2^-126, -inf
-//                     included) it gives 0, an absolute error under 2^-126 per weight: at most
-//                     256 N 2^-126 on an estimate, far inside the margin's N 2^-45.
+//                     takes forty): t = d log2(e) = k + f with k = round(t) (an fma with 1.5 2^52)
+//                     and f = fma(d, log2(e), -k) in [-1/2, 1/2], 2^f by ex2.approx.ftz.f32 on f
+//                     rounded to float, times 2^k by adding k to the exponent. Relative error:
+//                     ex2.approx (at most 2 ulp from the correctly rounded result, PTX ISA: with
+//                     that rounding, 2.5 2^-23), f's rounding to float (2^-25, so 2^-25 ln 2 on
+//                     2^f), log2(e)'s and the fma's (|d| 2^-52 <= 2^-45 on the exponent): below
+//                     2^-21.6. Below d = -87 (w < 2^-125, -inf included) it gives 0.
 //   warp_comb         each lane's 8 estimated weights, a warp scan of their sums in double (the
 //                     exclusive sum from lane - 1's inclusive one, so that every sum is of positive
 //                     terms), comb_estimate from the warp's exact C (tile offset + the tile pass's
@@ -31,15 +30,15 @@
 namespace resample::cuda::detail {
 
 /// The bound on estimated_weight's relative error that comb_estimate is given (2^-21; the error
-/// is below 2^-21.3).
+/// is below 2^-21.6).
 inline constexpr double estimated_weight_error = 4.76837158203125e-07;
 
 __device__ inline double estimated_weight(double d) {
-  const double t = d * 1.4426950408889634;  // log2(e)
-  if (!(t >= -126.0)) return 0.0;
+  if (!(d >= -87.0)) return 0.0;  // so that k >= -126: 2^k is a normal double
+  constexpr double log2e = 1.4426950408889634;
   constexpr double shifter = 6755399441055744.0;  // 1.5 2^52: adding it rounds to an integer
-  const double shifted = t + shifter;
-  const float f = __double2float_rn(t - (shifted - shifter));
+  const double shifted = __fma_rn(d, log2e, shifter);
+  const float f = __double2float_rn(__fma_rn(d, log2e, -(shifted - shifter)));
   float p;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(f));
   const double e = static_cast<double>(p);

@@ -84,7 +84,7 @@ class resampler {
       typename wide::TempStorage wide;
     } cub;
     std::uint32_t O[chunk];
-    int stage[stage_capacity > 0 ? writer::stage_ints(stage_capacity) : 1];
+    alignas(16) int stage[stage_capacity > 0 ? writer::stage_ints(stage_capacity) : 1];
     typename writer::template TempStorage<BlockThreads> write;
     unsigned long long word[2];
   };

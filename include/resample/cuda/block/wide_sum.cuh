@@ -26,6 +26,17 @@ __device__ inline u128 warp_broadcast(u128 x, int lane) {
   return (static_cast<u128>(hi) << 64) | lo;
 }
 
+/// The sum over the 32 lanes of a full warp, in every lane: a butterfly, no per-lane conditions.
+__device__ inline u128 warp_sum(u128 x) {
+#pragma unroll
+  for (int d = 16; d >= 1; d /= 2) {
+    const auto lo = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(x), d);
+    const auto hi = __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(x >> 64), d);
+    x += (static_cast<u128>(hi) << 64) | lo;
+  }
+  return x;
+}
+
 /// Inclusive prefix sum over the 32 lanes of a full warp.
 __device__ inline u128 warp_inclusive_sum(u128 x) {
   const int lane = static_cast<int>(threadIdx.x & 31);

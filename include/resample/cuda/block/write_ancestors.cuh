@@ -51,10 +51,12 @@ struct ancestor_writer {
                        [a](std::uint32_t j, std::size_t i) { a[j] = static_cast<Index>(i); });
   }
 
-  /// Shared-memory ints write_staged needs for Capacity slots: one pad word per 32, so that a
-  /// thread's run of consecutive slots and its neighbours' fall in different banks.
-  static constexpr int stage_ints(int capacity) { return capacity + capacity / 32; }
-  __device__ static int padded(int j) { return j + (j >> 5); }
+  /// Shared-memory ints write_staged needs for Capacity slots (16-byte aligned): four pad words
+  /// per 32, so that the 16-byte vectors of a quarter-warp's threads (each thread's run of
+  /// consecutive slots) fall in distinct banks, and every vector of four slots stays aligned.
+  static constexpr int stage_ints(int capacity) { return capacity + capacity / 8; }
+  __device__ static int padded(int j) { return j + ((j >> 5) << 2); }
+  __device__ static int4& vector_at(int* stage, int j) { return *reinterpret_cast<int4*>(stage + padded(j)); }
 
   /// As write, through `stage` (stage_ints(Capacity) ints of shared memory) when the run's
   /// offspring fit, with no loop over each particle's offspring (whose length differs from lane to
@@ -67,7 +69,7 @@ struct ancestor_writer {
   template <int BlockThreads, int Capacity, class Index>
   __device__ static void write_staged(TempStorage<BlockThreads>& storage, int* stage, const std::uint32_t* O,
                                       std::uint64_t O_begin, int count, std::size_t first, Index* a) {
-    static_assert(Capacity % BlockThreads == 0, "whole runs of slots per thread");
+    static_assert(Capacity % (4 * BlockThreads) == 0, "whole runs of int4 vectors per thread");
     constexpr int per_thread = Capacity / BlockThreads;
     const std::uint64_t length = O[count - 1] - O_begin;
     if (length > Capacity) {
@@ -75,7 +77,9 @@ struct ancestor_writer {
       return;
     }
     const auto begin = static_cast<std::uint32_t>(O_begin);
-    for (int j = static_cast<int>(threadIdx.x); j < Capacity; j += BlockThreads) stage[padded(j)] = -1;
+    for (int j = 4 * static_cast<int>(threadIdx.x); j < Capacity; j += 4 * BlockThreads) {
+      vector_at(stage, j) = make_int4(-1, -1, -1, -1);
+    }
     __syncthreads();
     const int m0 = static_cast<int>(threadIdx.x) * Items;
 #pragma unroll
@@ -91,7 +95,13 @@ struct ancestor_writer {
     int v[per_thread];
     int run = -1;
 #pragma unroll
-    for (int k = 0; k < per_thread; ++k) v[k] = run = max(run, stage[padded(threadIdx.x * per_thread + k)]);
+    for (int k = 0; k < per_thread; k += 4) {
+      const int4 s = vector_at(stage, static_cast<int>(threadIdx.x) * per_thread + k);
+      v[k] = run = max(run, s.x);
+      v[k + 1] = run = max(run, s.y);
+      v[k + 2] = run = max(run, s.z);
+      v[k + 3] = run = max(run, s.w);
+    }
     const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
     int before = warp_inclusive_max(run);  // the max over this thread and those before it in the warp
     if (lane == 31) storage.warp_max[warp] = before;
@@ -103,7 +113,10 @@ struct ancestor_writer {
       if (w < warp) before = max(before, storage.warp_max[w]);
     }
 #pragma unroll
-    for (int k = 0; k < per_thread; ++k) stage[padded(threadIdx.x * per_thread + k)] = max(before, v[k]);
+    for (int k = 0; k < per_thread; k += 4) {
+      vector_at(stage, static_cast<int>(threadIdx.x) * per_thread + k) =
+          make_int4(max(before, v[k]), max(before, v[k + 1]), max(before, v[k + 2]), max(before, v[k + 3]));
+    }
     __syncthreads();
     Index* out = a + O_begin;
     for (int j = static_cast<int>(threadIdx.x); j < static_cast<int>(length); j += BlockThreads) {

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A CUDA-backend change's GPU run, in one call (a subset of gpu_checks.sh and run_gpu_benchmarks.sh,
+# for sessions whose change is a few kernels): build the CUDA targets (Release, sm_90), the CUDA
+# GPU tests, compute-sanitizer memcheck / racecheck / synccheck on the backend and parity tests
+# (filtered as gpu_checks.sh does), the command line's digests on cpu and cuda, bench_cuda rows
+# matching BENCH (a --benchmark_filter; 3 repetitions, medians), and Nsight Compute's instruction
+# counts of the kernels matching KERNELS in the benchmark NCU_BENCH, and bench_bpf rows matching
+# BPF_BENCH when given. Logs under OUT.
+#   usage: OUT=dir BENCH='cuda/(systematic|stratified)/' KERNELS='regex:comb_pass' \
+#          NCU_BENCH='cuda/systematic/float/exact/16777216' scripts/cuda_focus_run.sh
+source "$(dirname "$0")/gpu_common.sh"
+log="$out/focus_checks.txt"
+{
+  gpu_configure_and_build resample cuda_backend_test cuda_parity_test cuda_backend_api_test bpf_cuda_test bench_cuda
+  for t in cuda_backend_test cuda_parity_test cuda_backend_api_test bpf_cuda_test; do
+    echo "== $t"
+    timeout 300 "$build/bin/$t" >"$out/last_test.txt" 2>&1
+    grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/last_test.txt"
+    grep -E 'Failure' -A6 "$out/last_test.txt" | head -40
+  done
+  echo "== compute-sanitizer"
+  for tool in memcheck racecheck synccheck; do
+    for t in cuda_backend_test cuda_parity_test; do
+      f='-*Large*:*Skewed*'
+      [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
+      printf '%-10s %-20s ' "$tool" "$t"
+      timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" >"$out/san_last.txt" 2>&1
+      rc=$?
+      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')"
+      [ $rc -ne 0 ] && tail -20 "$out/san_last.txt"
+    done
+  done
+  echo "== digests (5 draws, 20000 log-weights)"
+  lw=$(mktemp)
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
+  for s in systematic stratified multinomial-sorted; do
+    for b in cpu cuda; do
+      printf '%-20s %-5s %s\n' "$s" "$b" \
+        "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
+    done
+  done
+} >"$log" 2>&1
+rm -f "$out/last_test.txt" "$out/san_last.txt"
+"$build/bin/bench_cuda" --benchmark_filter="${BENCH:-cuda/(systematic|stratified|copy)/}" --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true >"$out/bench_focus.txt" 2>&1
+if [ -n "${BPF_BENCH:-}" ]; then  # the filter's tick, e.g. BPF_BENCH='bpf/cuda/16777216'
+  cmake --build "$build" -j "$(nproc)" --target bench_bpf 2>&1 | grep -E 'error' -A3 | head -20
+  "$build/bin/bench_bpf" --benchmark_filter="$BPF_BENCH" >"$out/bench_bpf_focus.txt" 2>&1
+fi
+if [ -n "${KERNELS:-}" ]; then
+  ncu --kernel-name "$KERNELS" --launch-count "${LAUNCHES:-1}" --section SourceCounters --section InstructionStats \
+    --section SpeedOfLight -f -o "$out/profile" "$build/bin/bench_cuda" --benchmark_filter="$NCU_BENCH" \
+    --benchmark_min_time=0.01s >"$out/ncu_run.txt" 2>&1
+  ncu -i "$out/profile.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1
+  ncu -i "$out/profile.ncu-rep" --page source --csv --print-source sass >"$out/source_sass.csv" 2>&1
+  rm -f "$out/profile.ncu-rep"
+fi
