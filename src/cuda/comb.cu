@@ -58,9 +58,10 @@ __global__ void __launch_bounds__(block_threads, 3)
   const exact_comb comb(st->total, Kind == comb_kind::multinomial_sorted ? layout.strata() : n);
   const int fraction = st->fraction;
   const double max_lw = st->max_log_w;
-  std::uint32_t* O = O_s + threadIdx.x * items_per_thread;
-  const auto emit = [O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
+  const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
   if constexpr (Kind == comb_kind::multinomial_sorted) {
+    std::uint32_t* O = O_s + threadIdx.x * items_per_thread;
+    const auto emit = [O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
     __shared__ typename tile_prefix<T>::TempStorage tmp;
     double w[items_per_thread];
     const u128 before = tile_prefix<T>::run(tmp, lw, n, begin, max_lw, fraction, offset, w);
@@ -71,7 +72,11 @@ __global__ void __launch_bounds__(block_threads, 3)
     };
     run.multinomial_sorted(k, step, layout, strata, emit);
     if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : sorted_points_below(comb, layout, offset, k, step, strata);
+    __syncthreads();
+    tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O_begin, count, begin, a);
   } else {
+    std::uint32_t O[items_per_thread];
+    const auto emit = [&O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
     T x[items_per_thread];
     block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);
     const u128 C_warp = offset + warp_offsets[blockIdx.x * std::size_t{warps_per_tile} + (threadIdx.x >> 5)];
@@ -90,10 +95,9 @@ __global__ void __launch_bounds__(block_threads, 3)
           [U](const run& r, auto sink) { r.systematic(U, sink); }, emit);
       if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.systematic(offset, U);
     }
+    __syncthreads();
+    tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O, O_begin, count, begin, a);
   }
-  __syncthreads();
-  const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
-  tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O_begin, count, begin, a);
 }
 
 constexpr int small_threads = 1024;

@@ -34,16 +34,19 @@ namespace resample::cuda::detail {
 inline constexpr double estimated_weight_error = 4.76837158203125e-07;
 
 __device__ inline double estimated_weight(double d) {
-  if (!(d >= -87.0)) return 0.0;  // so that k >= -126: 2^k is a normal double
   constexpr double log2e = 1.4426950408889634;
   constexpr double shifter = 6755399441055744.0;  // 1.5 2^52: adding it rounds to an integer
-  const double shifted = __fma_rn(d, log2e, shifter);
-  const float f = __double2float_rn(__fma_rn(d, log2e, -(shifted - shifter)));
+  // Computed on max(d, -87), so that k >= -126 (2^k a normal double), and replaced by 0 below it:
+  // a select, where a branch per weight cost a divergence barrier each.
+  const double in_range = fmax(d, -87.0);
+  const double shifted = __fma_rn(in_range, log2e, shifter);
+  const float f = __double2float_rn(__fma_rn(in_range, log2e, -(shifted - shifter)));
   float p;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(f));
   const double e = static_cast<double>(p);
   const int k = __double2loint(shifted);  // the low word of shifted holds k (two's complement)
-  return __hiloint2double(__double2hiint(e) + k * (1 << 20), __double2loint(e));
+  const double w = __hiloint2double(__double2hiint(e) + k * (1 << 20), __double2loint(e));
+  return d >= -87.0 ? w : 0.0;
 }
 
 /// One warp's run of 32 x items_per_thread particles (lane l owns items l * items ..): emit(m, O)
