@@ -11,7 +11,7 @@
 //   multinomial-sorted: the c_K points of that stratum, c_K and the points below it read from P,
 //   written by sorted_points.cu), staged in shared memory (8 KiB); a^j = i for
 //   O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts marked, a max-scan,
-//   coalesced stores; 16.5 KiB). CPU twins:
+//   coalesced stores; 18 KiB). CPU twins:
 //   resample::cpu::systematic_ancestors / stratified_ancestors (comb_ancestors.hpp), exact_comb per
 //   particle, and multinomial_sorted_ancestors (sorted_points_below per particle): comb_run gives
 //   their bits.
