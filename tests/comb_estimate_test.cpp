@@ -92,14 +92,6 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
   return t;
 }
 
-std::vector<double> weights_of(const std::vector<double>& lw) {
-  double max = -std::numeric_limits<double>::infinity();
-  for (const double x : lw) max = std::fmax(max, x);
-  std::vector<double> w(lw.size());
-  for (std::size_t i = 0; i < lw.size(); ++i) w[i] = deterministic_exp(lw[i] - max);
-  return w;
-}
-
 void expect_exact(const std::vector<double>& w, const std::string& what, bool mostly_decided) {
   for (const drift d : {drift::up, drift::down, drift::alternating, drift::random}) {
     for (const std::uint32_t U : {0u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu}) {
@@ -120,7 +112,7 @@ void expect_exact(const std::vector<double>& w, const std::string& what, bool mo
 TEST(CombEstimate, DecidesExactlyOnPaperWeights) {
   for (const std::size_t n : {1, 9, 256, 257, 4099, 100003}) {
     for (const double y : {0.0, 2.0, 4.0}) {
-      expect_exact(weights_of(test::log_weights(n, y, 23)), "n = " + std::to_string(n) + " y = " + std::to_string(y),
+      expect_exact(test::exact_weights_of(test::log_weights(n, y, 23)), "n = " + std::to_string(n) + " y = " + std::to_string(y),
                    true);
     }
   }
@@ -128,7 +120,7 @@ TEST(CombEstimate, DecidesExactlyOnPaperWeights) {
 
 TEST(CombEstimate, DecidesExactlyWithZerosHeavyAndEqualWeights) {
   for (const std::size_t n : {8, 33, 1000, 65536}) {
-    expect_exact(weights_of(test::log_weights(n, 1.0, 5, true)), "zeros, n = " + std::to_string(n), true);
+    expect_exact(test::exact_weights_of(test::log_weights(n, 1.0, 5, true)), "zeros, n = " + std::to_string(n), true);
     std::vector<double> heavy(n, 1e-30);
     heavy[n / 3] = 1.0;
     expect_exact(heavy, "heavy, n = " + std::to_string(n), false);
@@ -141,7 +133,7 @@ TEST(CombEstimate, DecidesExactlyWithZerosHeavyAndEqualWeights) {
 // some particle is then decided wrongly, so the runs above do reach the margin's edge, and a
 // margin that forgot the weights' error would fail them.
 TEST(CombEstimate, AMarginBlindToTheWeightErrorDecidesWrongly) {
-  const auto w = weights_of(test::log_weights(100003, 2.0, 23));
+  const auto w = test::exact_weights_of(test::log_weights(100003, 2.0, 23));
   std::uint64_t wrong = 0;
   for (const drift d : {drift::up, drift::down}) wrong += run_all(w, 0x9e3779b9u, d, 9.094947017729282e-13).wrong;
   EXPECT_GT(wrong, 0u);

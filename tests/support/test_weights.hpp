@@ -2,6 +2,7 @@
 // trailing and scattered), and dyadic integer weights for which N w_i / W is exact in double.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "cpu_reference/paper_weights.hpp"
 #include "cpu_reference/weights.hpp"
+#include "resample/core/deterministic_math.hpp"
 
 namespace resample::test {
 
@@ -38,6 +40,15 @@ std::vector<T> log_weights(std::size_t n, double y, unsigned seed, bool with_zer
     out[n / 2] = 0;
   }
   return out;
+}
+
+/// The exact CDF's weights of log-weights lw: deterministic_exp(lw_i - max lw), the largest 1.
+inline std::vector<double> exact_weights_of(const std::vector<double>& lw) {
+  double max = -std::numeric_limits<double>::infinity();
+  for (const double x : lw) max = std::fmax(max, x);
+  std::vector<double> w(lw.size());
+  for (std::size_t i = 0; i < lw.size(); ++i) w[i] = deterministic_exp(lw[i] - max);
+  return w;
 }
 
 /// Paper weights (y = 1) with exact zeros: index 0, every third index and the last are -inf, but
