@@ -31,13 +31,7 @@ log="$out/focus_checks.txt"
     done
   done
   echo "== digests (5 draws, 20000 log-weights)"
-  lw=$(mktemp)
-  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
-  for s in systematic stratified multinomial-sorted; do
-    for b in cpu cuda; do
-      printf '%-20s %-5s %s\n' "$s" "$b" \
-        "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
-    done
+  print_digests "systematic stratified multinomial-sorted" "cpu cuda"
   done
 } >"$log" 2>&1
 rm -f "$out/last_test.txt" "$out/san_last.txt"
@@ -47,11 +41,4 @@ if [ -n "${BPF_BENCH:-}" ]; then  # the filter's tick, e.g. BPF_BENCH='bpf/cuda/
   cmake --build "$build" -j "$(nproc)" --target bench_bpf 2>&1 | grep -E 'error' -A3 | head -20
   "$build/bin/bench_bpf" --benchmark_filter="$BPF_BENCH" >"$out/bench_bpf_focus.txt" 2>&1
 fi
-if [ -n "${KERNELS:-}" ]; then
-  ncu --kernel-name "$KERNELS" --launch-count "${LAUNCHES:-1}" --section SourceCounters --section InstructionStats \
-    --section SpeedOfLight -f -o "$out/profile" "$build/bin/bench_cuda" --benchmark_filter="$NCU_BENCH" \
-    --benchmark_min_time=0.01s >"$out/ncu_run.txt" 2>&1
-  ncu -i "$out/profile.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1
-  ncu -i "$out/profile.ncu-rep" --page source --csv --print-source sass >"$out/source_sass.csv" 2>&1
-  rm -f "$out/profile.ncu-rep"
-fi
+[ -n "${KERNELS:-}" ] && ncu_instruction_counts "$KERNELS" "${LAUNCHES:-1}" "$NCU_BENCH"

@@ -53,14 +53,8 @@ rm -f "$out/san_last.txt"
 
 # The same bits from the command line: digests of 5 draws of every scheme on cuda and cpu (and ptx
 # for the schemes it has; the others are refused, with the reason).
-lw=$(mktemp)
-awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
-for s in multinomial multinomial-sorted stratified systematic residual ssp metropolis megopolis rejection; do
-  for b in cpu cuda ptx; do
-    printf '%-20s %-6s %s\n' "$s" "$b" \
-      "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
-  done
-done >"$out/digests.txt" 2>&1
+print_digests "multinomial multinomial-sorted stratified systematic residual ssp metropolis megopolis rejection" \
+  "cpu cuda ptx" >"$out/digests.txt" 2>&1
 echo "default backend: $(echo '1 2 3' | "$build/bin/resample" compare --reps 2 2>/dev/null | grep -i backend | head -1)" >>"$out/digests.txt"
 
 # The particle filter from the command line: the GBP/USD data on cuda and cpu (the same

@@ -20,13 +20,7 @@ log="$out/ptx_checks.txt"
   echo "== cli_test --gtest_filter='*Ptx*'"
   "$build/bin/cli_test" --gtest_filter='*Ptx*' 2>&1 | grep -E '^\[  (PASSED|FAILED) |Failure' -A3 | head -20
   echo "== digests (5 draws, 20000 log-weights)"
-  lw=$(mktemp)
-  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "%d.%02d\n", -((i * 7919) % 1000) / 100, (i * 31) % 100 }' >"$lw"
-  for s in systematic stratified multinomial multinomial-sorted residual ssp metropolis megopolis rejection; do
-    for b in cpu cuda ptx; do
-      printf '%-12s %-5s %s\n' "$s" "$b" \
-        "$("$build/bin/resample" ancestors --log --backend "$b" --scheme "$s" --reps 5 --seed 7 --input "$lw" 2>&1 | md5sum | cut -c1-32)"
-    done
+  print_digests "systematic stratified multinomial multinomial-sorted residual ssp metropolis megopolis rejection" "cpu cuda ptx"
   done
   echo "== the filter on GBP/USD (Pitt & Shephard's parameters, N = 2^16, Student-t 5/5 and auxiliary)"
   for extra in "" "--nu-state 5 --nu-obs 5 --filter auxiliary --scheme metropolis"; do
