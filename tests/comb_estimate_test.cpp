@@ -40,6 +40,7 @@ double perturbed(double w, drift d, std::size_t i, philox_stream& rng) {
 struct tally {
   std::uint64_t decided = 0, undecided = 0, wrong = 0;
   double expected_undecided = 0;  // sum over particles of 6 margin: 2 margin per comparison, 3 per particle
+                                  // (the margin of the particle's run)
 };
 
 /// Runs every particle of w through comb_estimate (systematic with U, and stratified), warps of
@@ -48,10 +49,8 @@ struct tally {
 tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double assumed) {
   const std::uint64_t n = w.size();
   const int F = fraction_bits(n);
-  std::vector<u128> C(n);
-  u128 sum = 0;
-  for (std::size_t i = 0; i < n; ++i) C[i] = sum += quantise(w[i], F);
-  const exact_comb comb(sum, n);
+  const std::vector<u128> C = test::exact_cdf_of(w);
+  const exact_comb comb(C.back(), n);
   philox_stream rng({51, 52}, 0, 0);
   tally t;
   const double margin_floor = static_cast<double>(n) * 2.842170943040401e-14;
@@ -67,12 +66,13 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
       std::uint64_t O_sys[items], O_str[items];
       const unsigned undecided_sys = systematic.systematic(O_sys);
       const unsigned undecided_str = stratified.stratified(stratified_key, stratified_step, O_str);
-      double W = W_before;
+      double W_end = W_before;  // the margin is the run's last particle's, for all of them
+      for (int m = 0; m < items; ++m) W_end += v[m];
+      const double margin = margin_floor + 2 * assumed * comb.per_weight(F) * W_end;
       for (int m = 0; m < items; ++m) {
-        W += v[m];
         if (first + m >= n) continue;
         const std::size_t i = first + m;
-        t.expected_undecided += 6 * (margin_floor + 2 * assumed * comb.per_weight(F) * W);
+        t.expected_undecided += 6 * margin;
         if (undecided_sys >> m & 1u) {
           ++t.undecided;
         } else {
@@ -86,7 +86,7 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
           t.wrong += O_str[m] != comb.stratified(C[i], stratified_key, stratified_step);
         }
       }
-      W_before = W;
+      W_before = W_end;
     }
   }
   return t;

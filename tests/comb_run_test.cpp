@@ -27,14 +27,12 @@ constexpr std::uint32_t stratified_step = 5;
 void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint32_t>& Us, const std::string& what) {
   const std::uint64_t n = w.size();
   const int F = fraction_bits(n);
-  std::vector<u128> C(n);
-  u128 sum = 0;
-  for (std::size_t i = 0; i < n; ++i) C[i] = sum += quantise(w[i], F);
-  const exact_comb comb(sum, n);
+  const std::vector<u128> C = test::exact_cdf_of(w);
+  const exact_comb comb(C.back(), n);
   const sorted_points layout(n);
   const auto P = cpu::points_before_strata(cpu::serial{}, layout, stratified_key, stratified_step);
   const auto strata = [&](std::uint64_t K) { return stratum_points{P[K], P[K + 1] - P[K]}; };
-  const exact_comb sorted_comb(sum, layout.strata());
+  const exact_comb sorted_comb(C.back(), layout.strata());
   std::uint64_t checked = 0;
   for (std::size_t first = 0; first < n; first += items) {
     double run_w[items];

@@ -11,6 +11,7 @@
 #include "cpu_reference/paper_weights.hpp"
 #include "cpu_reference/weights.hpp"
 #include "resample/core/deterministic_math.hpp"
+#include "resample/core/exact_cdf.hpp"
 
 namespace resample::test {
 
@@ -49,6 +50,15 @@ inline std::vector<double> exact_weights_of(const std::vector<double>& lw) {
   std::vector<double> w(lw.size());
   for (std::size_t i = 0; i < lw.size(); ++i) w[i] = deterministic_exp(lw[i] - max);
   return w;
+}
+
+/// The exact CDF of weights w: C_i = q_0 + ... + q_i, q the weights quantised for N = w.size().
+inline std::vector<u128> exact_cdf_of(const std::vector<double>& w) {
+  const int F = fraction_bits(w.size());
+  std::vector<u128> C(w.size());
+  u128 sum = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) C[i] = sum += quantise(w[i], F);
+  return C;
 }
 
 /// Paper weights (y = 1) with exact zeros: index 0, every third index and the last are -inf, but
