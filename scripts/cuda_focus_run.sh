@@ -32,7 +32,6 @@ log="$out/focus_checks.txt"
   done
   echo "== digests (5 draws, 20000 log-weights)"
   print_digests "systematic stratified multinomial-sorted" "cpu cuda"
-  done
 } >"$log" 2>&1
 rm -f "$out/last_test.txt" "$out/san_last.txt"
 "$build/bin/bench_cuda" --benchmark_filter="${BENCH:-cuda/(systematic|stratified|copy)/}" --benchmark_repetitions=3 \

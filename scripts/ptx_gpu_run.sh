@@ -21,7 +21,6 @@ log="$out/ptx_checks.txt"
   "$build/bin/cli_test" --gtest_filter='*Ptx*' 2>&1 | grep -E '^\[  (PASSED|FAILED) |Failure' -A3 | head -20
   echo "== digests (5 draws, 20000 log-weights)"
   print_digests "systematic stratified multinomial multinomial-sorted residual ssp metropolis megopolis rejection" "cpu cuda ptx"
-  done
   echo "== the filter on GBP/USD (Pitt & Shephard's parameters, N = 2^16, Student-t 5/5 and auxiliary)"
   for extra in "" "--nu-state 5 --nu-obs 5 --filter auxiliary --scheme metropolis"; do
     for b in cpu cuda ptx; do
