@@ -14,6 +14,9 @@
 
 #include "resample/core/comb_estimate.hpp"
 #include "resample/core/random.hpp"
+#include "resample/core/sorted_points.hpp"
+#include "resample/cpu/executor.hpp"
+#include "resample/cpu/multinomial_sorted.hpp"
 #include "support/test_weights.hpp"
 
 namespace resample {
@@ -39,21 +42,29 @@ double perturbed(double w, drift d, std::size_t i, philox_stream& rng) {
 
 struct tally {
   std::uint64_t decided = 0, undecided = 0, wrong = 0;
-  double expected_undecided = 0;  // sum over particles of 6 margin: 2 margin per comparison, 3 per particle
-                                  // (the margin of the particle's run)
+  // Sum over particles of 2 margin per comparison (the margin of the particle's run): systematic
+  // makes one, stratified two, multinomial-sorted one plus one per point of its stratum (N / B <= 1
+  // on average).
+  double expected_undecided = 0;
 };
 
-/// Runs every particle of w through comb_estimate (systematic with U, and stratified), warps of
-/// 256 particles starting at their exact C, with estimated weights perturbed by `d` and the
-/// margin computed for `assumed` relative error; counts what it decides and what it gets wrong.
+/// Runs every particle of w through comb_estimate (systematic with U, stratified, and
+/// multinomial-sorted on its B strata), warps of 256 particles starting at their exact C, with
+/// estimated weights perturbed by `d` and the margin computed for `assumed` relative error; counts
+/// what it decides and what it gets wrong.
 tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double assumed) {
   const std::uint64_t n = w.size();
   const int F = fraction_bits(n);
   const std::vector<u128> C = test::exact_cdf_of(w);
   const exact_comb comb(C.back(), n);
+  const sorted_points layout(n);
+  const exact_comb sorted_comb(C.back(), layout.strata());
+  const auto P = cpu::points_before_strata(cpu::serial{}, layout, stratified_key, stratified_step);
+  const auto strata = [&](std::uint64_t K) { return stratum_points{P[K], P[K + 1] - P[K]}; };
   philox_stream rng({51, 52}, 0, 0);
   tally t;
   const double margin_floor = static_cast<double>(n) * 2.842170943040401e-14;
+  const double sorted_margin_floor = static_cast<double>(layout.strata()) * 2.842170943040401e-14;
   for (std::size_t start = 0; start < n; start += items * runs_per_start) {
     const u128 C_start = start == 0 ? 0 : C[start - 1];
     double W_before = 0;
@@ -63,16 +74,19 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
       const double base = comb.estimate(C_start);
       const comb_estimate<items> systematic(comb, F, base - U * 2.3283064365386963e-10, W_before, v, assumed);
       const comb_estimate<items> stratified(comb, F, base, W_before, v, assumed);
-      std::uint64_t O_sys[items], O_str[items];
+      const comb_estimate<items> sorted(sorted_comb, F, sorted_comb.estimate(C_start), W_before, v, assumed);
+      std::uint64_t O_sys[items], O_str[items], O_sorted[items];
       const unsigned undecided_sys = systematic.systematic(O_sys);
       const unsigned undecided_str = stratified.stratified(stratified_key, stratified_step, O_str);
+      const unsigned undecided_sorted = sorted.multinomial_sorted(stratified_key, stratified_step, strata, O_sorted);
       double W_end = W_before;  // the margin is the run's last particle's, for all of them
       for (int m = 0; m < items; ++m) W_end += v[m];
       const double margin = margin_floor + 2 * assumed * comb.per_weight(F) * W_end;
+      const double sorted_margin = sorted_margin_floor + 2 * assumed * sorted_comb.per_weight(F) * W_end;
       for (int m = 0; m < items; ++m) {
         if (first + m >= n) continue;
         const std::size_t i = first + m;
-        t.expected_undecided += 6 * margin;
+        t.expected_undecided += 6 * margin + 4 * sorted_margin;
         if (undecided_sys >> m & 1u) {
           ++t.undecided;
         } else {
@@ -84,6 +98,13 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
         } else {
           ++t.decided;
           t.wrong += O_str[m] != comb.stratified(C[i], stratified_key, stratified_step);
+        }
+        if (undecided_sorted >> m & 1u) {
+          ++t.undecided;
+        } else {
+          ++t.decided;
+          t.wrong += O_sorted[m] != sorted_points_below(sorted_comb, layout, C[i], stratified_key, stratified_step,
+                                                        strata);
         }
       }
       W_before = W_end;
@@ -97,10 +118,10 @@ void expect_exact(const std::vector<double>& w, const std::string& what, bool mo
     for (const std::uint32_t U : {0u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu}) {
       const tally t = run_all(w, U, d, eps);
       ASSERT_EQ(t.wrong, 0u) << what << ", drift " << static_cast<int>(d) << ", U " << U;
-      ASSERT_EQ(t.decided + t.undecided, 2 * w.size());
-      // An undecided particle has an integer (or stratified's point) within the margin of its
-      // estimate: each comparison's chance is 2 margin for a uniform fractional part; systematic
-      // makes one, stratified two. Allow 3x that plus 20 for the small counts.
+      ASSERT_EQ(t.decided + t.undecided, 3 * w.size());
+      // An undecided particle has an integer (or a point) within the margin of its estimate: each
+      // comparison's chance is 2 margin for a uniform fractional part (tally). Allow 3x that plus
+      // 20 for the small counts.
       if (mostly_decided) {
         EXPECT_LE(static_cast<double>(t.undecided), 3 * t.expected_undecided + 20)
             << what << ", drift " << static_cast<int>(d);

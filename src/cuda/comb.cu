@@ -2,16 +2,14 @@
 // fused with Code 8.
 //
 //   comb_pass: block t takes particles [2048 t, 2048 (t + 1)): 256 threads x 8 consecutive items
-//   in vector loads. Systematic and stratified: each warp's 256 particles by warp_comb, from
-//   estimated weights and the warp's exact C (tile offset + the tile pass's warp offset), the
-//   deterministic exp and a 128-bit warp scan only in a warp where the estimate leaves a particle
-//   undecided. Multinomial-sorted: the exact weights in lockstep, C before each thread's run =
-//   (tile offset) + a 128-bit block scan. O^i by comb_estimate / comb_run (systematic: one u for
-//   all strata, drawn on the host; stratified: u_K of the stratum K that r_i falls in;
-//   multinomial-sorted: the c_K points of that stratum, c_K and the points below it read from P,
-//   written by sorted_points.cu), staged in shared memory (8 KiB); a^j = i for
-//   O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts marked, a max-scan,
-//   coalesced stores; 18 KiB). CPU twins:
+//   in vector loads. Each warp's 256 particles by warp_comb, from estimated weights and the warp's
+//   exact C (tile offset + the tile pass's warp offset), the deterministic exp and a 128-bit warp
+//   scan only in a warp where the estimate leaves a particle undecided. O^i by comb_estimate /
+//   comb_run (systematic: one u for all strata, drawn on the host; stratified: u_K of the stratum K
+//   that r_i falls in; multinomial-sorted: the c_K points of that stratum, c_K and the points below
+//   it read from P, written by sorted_points.cu, each point compared in 32-bit integers), kept in
+//   registers; a^j = i for O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts
+//   marked, a max-scan, coalesced stores; 18 KiB). CPU twins:
 //   resample::cpu::systematic_ancestors / stratified_ancestors (comb_ancestors.hpp), exact_comb per
 //   particle, and multinomial_sorted_ancestors (sorted_points_below per particle): comb_run gives
 //   their bits.
@@ -54,50 +52,47 @@ __global__ void __launch_bounds__(block_threads, 3)
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];
-  const sorted_points layout(n);
-  const exact_comb comb(st->total, Kind == comb_kind::multinomial_sorted ? layout.strata() : n);
   const int fraction = st->fraction;
   const double max_lw = st->max_log_w;
   const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
+  std::uint32_t O[items_per_thread];
+  const auto emit = [&O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
+  T x[items_per_thread];
+  block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);
+  const u128 C_warp = offset + warp_offsets[blockIdx.x * std::size_t{warps_per_tile} + (threadIdx.x >> 5)];
+  using estimate = comb_estimate<items_per_thread>;
+  using run = comb_run<items_per_thread>;
   if constexpr (Kind == comb_kind::multinomial_sorted) {
-    std::uint32_t* O = O_s + threadIdx.x * items_per_thread;
-    const auto emit = [O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
-    __shared__ typename tile_prefix<T>::TempStorage tmp;
-    double w[items_per_thread];
-    const u128 before = tile_prefix<T>::run(tmp, lw, n, begin, max_lw, fraction, offset, w);
-    const comb_run<items_per_thread> run(comb, fraction, before, w);
+    const sorted_points layout(n);
+    const exact_comb comb(st->total, layout.strata());
     const auto strata = [P](std::uint64_t K) {
       const std::uint32_t below = P[K];
       return stratum_points{below, P[K + 1] - below};
     };
-    run.multinomial_sorted(k, step, layout, strata, emit);
+    warp_comb(
+        x, max_lw, fraction, comb, C_warp, 0.0,
+        [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) {
+          return e.multinomial_sorted(k, step, strata, out);
+        },
+        [&](const run& r, auto sink) { r.multinomial_sorted(k, step, layout, strata, sink); }, emit);
     if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : sorted_points_below(comb, layout, offset, k, step, strata);
-    __syncthreads();
-    tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O_begin, count, begin, a);
+  } else if constexpr (Kind == comb_kind::stratified) {
+    const exact_comb comb(st->total, n);
+    warp_comb(
+        x, max_lw, fraction, comb, C_warp, 0.0,
+        [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.stratified(k, step, out); },
+        [&](const run& r, auto sink) { r.stratified(k, step, sink); }, emit);
+    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.stratified(offset, k, step);
   } else {
-    std::uint32_t O[items_per_thread];
-    const auto emit = [&O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
-    T x[items_per_thread];
-    block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);
-    const u128 C_warp = offset + warp_offsets[blockIdx.x * std::size_t{warps_per_tile} + (threadIdx.x >> 5)];
-    using estimate = comb_estimate<items_per_thread>;
-    using run = comb_run<items_per_thread>;
-    if constexpr (Kind == comb_kind::stratified) {
-      warp_comb(
-          x, max_lw, fraction, comb, C_warp, 0.0,
-          [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.stratified(k, step, out); },
-          [&](const run& r, auto sink) { r.stratified(k, step, sink); }, emit);
-      if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.stratified(offset, k, step);
-    } else {
-      warp_comb(
-          x, max_lw, fraction, comb, C_warp, U * 2.3283064365386963e-10,
-          [](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.systematic(out); },
-          [U](const run& r, auto sink) { r.systematic(U, sink); }, emit);
-      if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.systematic(offset, U);
-    }
-    __syncthreads();
-    tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O, O_begin, count, begin, a);
+    const exact_comb comb(st->total, n);
+    warp_comb(
+        x, max_lw, fraction, comb, C_warp, U * 2.3283064365386963e-10,
+        [](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.systematic(out); },
+        [U](const run& r, auto sink) { r.systematic(U, sink); }, emit);
+    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.systematic(offset, U);
   }
+  __syncthreads();
+  tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O, O_begin, count, begin, a);
 }
 
 constexpr int small_threads = 1024;
@@ -144,7 +139,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   carve c(d_temp);
   auto* st = c.take<device_status>(1);
   auto* sums = c.take<u128>(tiles);
-  u128* warp_offsets = sorted ? nullptr : c.take<u128>(tiles * warps_per_tile);
+  auto* warp_offsets = c.take<u128>(tiles * warps_per_tile);
   std::uint32_t* P = sorted ? c.take<std::uint32_t>(sorted_points(n).strata() + 1) : nullptr;
   void* points_temp = sorted ? c.take<char>(points_before_strata(nullptr, n, k, step, st, P, stream)) : nullptr;
   if (d_temp == nullptr) return c.bytes();
@@ -161,8 +156,9 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   const unsigned grid = static_cast<unsigned>(tiles);
   if (sorted) {
     points_before_strata(points_temp, n, k, step, st, P, stream);
-    comb_pass<T, Index, comb_kind::multinomial_sorted><<<grid, block_threads, 0, stream>>>(lw, n, st, sums, nullptr, k,
-                                                                                             step, 0, P, a);
+    comb_pass<T, Index, comb_kind::multinomial_sorted><<<grid, block_threads, 0, stream>>>(lw, n, st, sums,
+                                                                                             warp_offsets, k, step,
+                                                                                             0, P, a);
   } else if (s == scheme::stratified) {
     comb_pass<T, Index, comb_kind::stratified><<<grid, block_threads, 0, stream>>>(lw, n, st, sums, warp_offsets, k,
                                                                                      step, 0, nullptr, a);

@@ -11,7 +11,8 @@
 //                    one-block exclusive scan, 8 super-bins per thread).
 //   level2_pass      block g: super-bin g's c_g balls, four per Philox call, counted into its W
 //                    strata in shared memory (8192 at a time: more only above N = 2^26, each
-//                    slice drawing the balls again), then a block scan writes their P_K.
+//                    slice drawing the balls again; the shared memory sized to the slice), then a
+//                    block scan turns the counts into P_K, stored by consecutive threads.
 // The kernels return at once when the call's verdict is bad (the comb pass then writes nothing).
 #include <cub/block/block_scan.cuh>
 
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(points_threads)
                 std::uint32_t* P) {
   if (st->code != 0) return;
   using scan = cub::BlockScan<std::uint32_t, points_threads>;
-  __shared__ std::uint32_t count[slice_strata];
+  extern __shared__ std::uint32_t count[];  // one slice: min(W, slice_strata) counters
   __shared__ typename scan::TempStorage tmp;
   __shared__ std::uint32_t carry;
   const std::uint32_t g = blockIdx.x;
@@ -126,7 +127,9 @@ __global__ void __launch_bounds__(points_threads)
     }
     __syncthreads();
     // Thread t owns strata [t per_thread, (t + 1) per_thread) of the slice: its sum, a block scan,
-    // then each P_{K + 1} = the points up to and including stratum K.
+    // then each count replaced by P_{K + 1}, the points up to and including stratum K, and P
+    // stored by consecutive threads (a thread's own strata are per_thread words apart from its
+    // neighbour's: stored from there, a warp's stores touched 8 times the sectors at W = 2048).
     std::uint32_t own = 0;
     for (int m = 0; m < per_thread; ++m) {
       const int s = threadIdx.x * per_thread + m;
@@ -135,13 +138,15 @@ __global__ void __launch_bounds__(points_threads)
     std::uint32_t before, slice_total;
     scan(tmp).ExclusiveSum(own, before, slice_total);
     std::uint32_t running = carry + before;
-    const std::uint64_t K0 = g * W + first;
     for (int m = 0; m < per_thread; ++m) {
       const int s = threadIdx.x * per_thread + m;
-      if (s < slice) P[K0 + s + 1] = running += count[s];
+      if (s < slice) count[s] = running += count[s];
     }
-    __syncthreads();  // every thread has read carry and count
+    __syncthreads();  // every thread has read carry, and the counts are P
+    const std::uint64_t K0 = g * W + first;
+    for (int s = threadIdx.x; s < slice; s += points_threads) P[K0 + s + 1] = count[s];
     if (threadIdx.x == 0) carry += slice_total;
+    __syncthreads();  // the stores have read count before the next slice clears it
   }
   if (g == 0 && threadIdx.x == 0) P[0] = 0;
 }
@@ -164,7 +169,8 @@ std::size_t points_before_strata(void* d_temp, std::size_t n, key k, step_source
   super_bin_pass<<<grid_for(G, points_threads), points_threads, 0, stream>>>(layout, rows_count, rows, st,
                                                                              super_count, super_before, finished);
   check_launch("super_bin_pass");
-  level2_pass<<<G, points_threads, 0, stream>>>(layout, k, step, st, super_count, super_before, P);
+  const std::size_t slice_bytes = std::min<std::uint64_t>(layout.width(), slice_strata) * sizeof(std::uint32_t);
+  level2_pass<<<G, points_threads, slice_bytes, stream>>>(layout, k, step, st, super_count, super_before, P);
   check_launch("level2_pass");
   return c.bytes();
 }

@@ -66,6 +66,28 @@ RESAMPLE_UNROLL
     return undecided;
   }
 
+  /// Multinomial-sorted (comb = exact_comb(Q, B), core/sorted_points.hpp): O[m] = P_K + the points
+  /// of stratum K = floor(r_m) below r_m, strata(K) giving stratum K's ranks; bit m of the result
+  /// is set where K or a point's side is not certain from the estimate.
+  template <class Strata>
+  RESAMPLE_HOST_DEVICE unsigned multinomial_sorted(key k, std::uint32_t step, const Strata& strata,
+                                                   std::uint64_t (&O)[Items]) const {
+    double e[Items];
+    const double margin = estimates(e);
+    std::uint32_t first[Items], count[Items], lo[Items], hi[Items], below[Items];
+    unsigned undecided = 0;
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) {
+      undecided |= detail::sorted_stratum_from_estimate(e[m], margin, n_, strata, first[m], count[m], lo[m], hi[m])
+                       ? 0u : 1u << m;
+      below[m] = first[m];
+    }
+    undecided |= detail::count_points_below(k, step, first, count, lo, hi, below);
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) O[m] = below[m];
+    return undecided;
+  }
+
  private:
   /// The run's estimates, and one margin for all of them: the last particle's, the largest (the
   /// estimates grow along the run), which saves two flops per particle and widens the others' by

@@ -56,6 +56,92 @@ RESAMPLE_HOST_DEVICE inline bool stratified_from_estimate(double e, double margi
   O = K >= n ? n : K + (above > 0.0 ? 1 : 0);
   return certain && (K >= n || above > margin || above < -margin);
 }
+
+/// Multinomial-sorted's offsets u (of 2^32) that lie certainly below r, u < lo, and certainly not
+/// below it, u > hi, given frac, an estimate of r - K within `margin` (K = floor(e - margin), so
+/// frac - margin >= 0 up to the rounding of e - margin). u 2^-32 < frac - margin gives u < lo =
+/// ceil((frac - margin) 2^32) for an integer u, and u 2^-32 > frac + margin gives u > hi =
+/// floor((frac + margin) 2^32). Both are clamped to [0, 2^32 - 1]: a lo clamped from 2^32 leaves
+/// u = 2^32 - 1 undecided (hi is then 2^32 - 1 too), never decided wrongly. The rounding of
+/// frac -/+ margin (below 2^-52; the product by 2^32 is exact) sits inside the slack of every
+/// margin this is given: comb_run's and comb_estimate's lie at least N 2^-46 above their error
+/// bounds.
+RESAMPLE_HOST_DEVICE inline void point_thresholds(double frac, double margin, std::uint32_t& lo, std::uint32_t& hi) {
+  constexpr double two_32 = 4294967296.0, top = 4294967295.0;
+  const double a = std::ceil((frac - margin) * two_32);
+  const double b = std::floor((frac + margin) * two_32);
+  lo = static_cast<std::uint32_t>(small_integer(a <= 0.0 ? 0.0 : a < top ? a : top));
+  hi = static_cast<std::uint32_t>(small_integer(b <= 0.0 ? 0.0 : b < top ? b : top));
+}
+
+/// Multinomial-sorted's stratum for one particle from e, an estimate of r = B C / Q within
+/// `margin`: false (and an empty range) when an integer lies within the margin or r may reach B,
+/// where the stratum is not certain; else stratum K = floor(r)'s ranks [first, first + count)
+/// (strata(K)) and the point thresholds of r - K (point_thresholds).
+template <class Strata>
+RESAMPLE_HOST_DEVICE bool sorted_stratum_from_estimate(double e, double margin, std::uint64_t B, const Strata& strata,
+                                                       std::uint32_t& first, std::uint32_t& count, std::uint32_t& lo,
+                                                       std::uint32_t& hi) {
+  const double f = std::floor(e - margin);
+  const std::uint64_t K = small_integer(f);  // 2^32 - 1 >= B for f = -1
+  first = count = lo = hi = 0;
+  if (!(f + 1.0 > e + margin) || K >= B) return false;
+  const stratum_points p = strata(K);
+  first = static_cast<std::uint32_t>(p.before);  // ranks < N < 2^32 (P is 32-bit)
+  count = static_cast<std::uint32_t>(p.count);
+  point_thresholds(e - f, margin, lo, hi);  // e - f is exact
+  return true;
+}
+
+/// Multinomial-sorted's points against a run of particles (comb_run, comb_estimate): particle m's
+/// stratum holds the ranks [first[m], first[m] + count[m]) (count 0 for a particle decided another
+/// way), the point of rank t at offset u_t (sorted_points::point_offset), certainly below r_m
+/// when u_t < lo[m] and certainly not when u_t > hi[m]. Adds #{u_t < lo[m]} to O[m] and returns bit
+/// m set where some u_t lies in [lo[m], hi[m]]. The ranges are nondecreasing in m; they are walked
+/// one Philox block (four ranks) at a time and each point tested against every particle, in 32-bit
+/// integers: the same loop in every thread of a warp, where a loop per particle over its own
+/// points diverges.
+template <int Items>
+RESAMPLE_HOST_DEVICE unsigned count_points_below(key k, std::uint32_t step, const std::uint32_t (&first)[Items],
+                                                 const std::uint32_t (&count)[Items], const std::uint32_t (&lo)[Items],
+                                                 const std::uint32_t (&hi)[Items], std::uint32_t (&O)[Items]) {
+  constexpr std::uint64_t none = ~std::uint64_t{0};
+  // The smallest rank >= from in some particle's range, or none.
+  const auto next_rank = [&first, &count](std::uint64_t from) {
+    std::uint64_t t = none;
+RESAMPLE_UNROLL
+    for (int m = 0; m < Items; ++m) {
+      const std::uint64_t start = first[m] > from ? first[m] : from;
+      if (start < std::uint64_t{first[m]} + count[m] && start < t) t = start;
+    }
+    return t;
+  };
+  std::uint32_t below[Items], at_most[Items];  // #{u_t < lo[m]}, #{u_t <= hi[m]} over m's range
+RESAMPLE_UNROLL
+  for (int m = 0; m < Items; ++m) below[m] = at_most[m] = 0;
+  for (std::uint64_t t = next_rank(0); t != none; t = next_rank(4 * (t / 4) + 4)) {
+    const auto block = sorted_points::point_words(k, step, t / 4);
+RESAMPLE_UNROLL
+    for (int lane = 0; lane < 4; ++lane) {
+      // wraps only past rank 2^32 - 1, beyond every range
+      const auto rank = static_cast<std::uint32_t>(4 * (t / 4) + lane);
+      const std::uint32_t u = block.v[lane];
+RESAMPLE_UNROLL
+      for (int m = 0; m < Items; ++m) {
+        const bool in = rank - first[m] < count[m];
+        below[m] += in && u < lo[m] ? 1u : 0u;
+        at_most[m] += in && u <= hi[m] ? 1u : 0u;
+      }
+    }
+  }
+  unsigned near = 0;
+RESAMPLE_UNROLL
+  for (int m = 0; m < Items; ++m) {
+    near |= below[m] != at_most[m] ? 1u << m : 0u;
+    O[m] += below[m];
+  }
+  return near;
+}
 }  // namespace detail
 
 template <int Items>
@@ -118,55 +204,23 @@ RESAMPLE_UNROLL
 
   /// Multinomial-sorted (core/sorted_points.hpp, comb = exact_comb(Q, B)): stratum K = floor(r_m)
   /// holds the points of ranks [P_K, P_K + c_K) (strata(K)), and O^m = P_K + #{t in that range :
-  /// u_t 2^-32 < r_m - K}. The run's strata hold consecutive ranks, walked one Philox block (four
-  /// ranks) at a time, each point compared with every particle whose stratum holds it: the same
-  /// loop in every thread of a warp, where a loop per particle over its own points diverges.
+  /// u_t 2^-32 < r_m - K} (detail::count_points_below).
   template <class Strata, class Emit>
   RESAMPLE_HOST_DEVICE void multinomial_sorted(key k, std::uint32_t step, const resample::sorted_points& layout,
                                                const Strata& strata, Emit emit) const {
     const double base = comb_.estimate(C_before_);
-    const std::uint64_t B = comb_.size();
     double W = 0;
-    double frac[Items];                         // r_m - K_m as estimated (e - f is exact)
-    std::uint32_t first[Items], last[Items];    // ranks of stratum K_m's points (N < 2^32)
-    std::uint32_t O[Items];
+    std::uint32_t first[Items], count[Items], lo[Items], hi[Items], O[Items];
     unsigned near = 0;  // bit m: K or a point's side is not certain from the estimate
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) {
       W += w_[m];
       const double e = detail::fused(per_weight_, W, base);
-      const double f = std::floor(e - margin_);
-      const std::uint64_t K = detail::small_integer(f);
-      frac[m] = e - f;
-      first[m] = last[m] = O[m] = 0;
-      if (!(f + 1.0 > e + margin_) || K >= B) {  // an integer near r (or r = B): decided below
-        near |= 1u << m;
-      } else {
-        const stratum_points p = strata(K);
-        first[m] = O[m] = static_cast<std::uint32_t>(p.before);
-        last[m] = static_cast<std::uint32_t>(p.before + p.count);
-      }
+      near |= detail::sorted_stratum_from_estimate(e, margin_, comb_.size(), strata, first[m], count[m], lo[m], hi[m])
+                  ? 0u : 1u << m;
+      O[m] = first[m];
     }
-    // The ranges are nondecreasing in m (empty for the particles decided below).
-    std::uint64_t t = next_rank(first, last, 0);
-    while (t != no_rank) {
-      const std::uint64_t t4 = t / 4;
-      const auto block = resample::sorted_points::point_words(k, step, t4);
-RESAMPLE_UNROLL
-      for (int lane = 0; lane < 4; ++lane) {
-        const std::uint64_t rank = 4 * t4 + lane;
-        const double u = block.v[lane] * 2.3283064365386963e-10;
-RESAMPLE_UNROLL
-        for (int m = 0; m < Items; ++m) {
-          if (first[m] <= rank && rank < last[m]) {
-            const double above = frac[m] - u;  // r - point
-            near |= above > margin_ || above < -margin_ ? 0u : 1u << m;
-            O[m] += above > 0.0 ? 1 : 0;
-          }
-        }
-      }
-      t = next_rank(first, last, 4 * t4 + 4);
-    }
+    near |= detail::count_points_below(k, step, first, count, lo, hi, O);
     std::uint64_t result[Items];
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) result[m] = O[m];
@@ -241,20 +295,6 @@ RESAMPLE_UNROLL
     // K is certain but point K lies within the margin of r: the exact comparison decides.
     const std::uint32_t U = philox_stream(k, K, step).next();
     return K + (detail::point_below(K, U, comb_.total(), n, exact_C(m)) ? 1 : 0);
-  }
-
-  static constexpr std::uint64_t no_rank = ~std::uint64_t{0};
-
-  /// The smallest rank >= from in some particle's range [first[m], last[m]), or no_rank.
-  RESAMPLE_HOST_DEVICE static std::uint64_t next_rank(const std::uint32_t (&first)[Items],
-                                                      const std::uint32_t (&last)[Items], std::uint64_t from) {
-    std::uint64_t t = no_rank;
-RESAMPLE_UNROLL
-    for (int m = 0; m < Items; ++m) {
-      const std::uint64_t lo = first[m] > from ? first[m] : from;
-      if (lo < last[m] && lo < t) t = lo;
-    }
-    return t;
   }
 
   RESAMPLE_HOST_DEVICE u128 exact_C(int m) const {
