@@ -42,6 +42,7 @@ double perturbed(double w, drift d, std::size_t i, philox_stream& rng) {
 
 struct tally {
   std::uint64_t decided = 0, undecided = 0, wrong = 0;
+  std::uint64_t paths_differ = 0;  // multinomial-sorted's two ways of counting points disagree
   // Sum over particles of 2 margin per comparison (the margin of the particle's run): systematic
   // makes one, stratified two, multinomial-sorted one plus one per point of its stratum (N / B <= 1
   // on average).
@@ -78,7 +79,16 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
       std::uint64_t O_sys[items], O_str[items], O_sorted[items];
       const unsigned undecided_sys = systematic.systematic(O_sys);
       const unsigned undecided_str = stratified.stratified(stratified_key, stratified_step, O_str);
-      const unsigned undecided_sorted = sorted.multinomial_sorted(stratified_key, stratified_step, strata, O_sorted);
+      detail::local_points<32> scratch;
+      const unsigned undecided_sorted =
+          sorted.multinomial_sorted(stratified_key, stratified_step, strata, scratch, O_sorted);
+      // The block-by-block count (a span longer than the scratch) decides the same particles alike.
+      detail::local_points<4> small_scratch;
+      std::uint64_t O_blocks[items];
+      const unsigned undecided_blocks =
+          sorted.multinomial_sorted(stratified_key, stratified_step, strata, small_scratch, O_blocks);
+      t.paths_differ += undecided_blocks != undecided_sorted;
+      for (int m = 0; m < items; ++m) t.paths_differ += !(undecided_sorted >> m & 1u) && O_blocks[m] != O_sorted[m];
       double W_end = W_before;  // the margin is the run's last particle's, for all of them
       for (int m = 0; m < items; ++m) W_end += v[m];
       const double margin = margin_floor + 2 * assumed * comb.per_weight(F) * W_end;
@@ -118,6 +128,7 @@ void expect_exact(const std::vector<double>& w, const std::string& what, bool mo
     for (const std::uint32_t U : {0u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu}) {
       const tally t = run_all(w, U, d, eps);
       ASSERT_EQ(t.wrong, 0u) << what << ", drift " << static_cast<int>(d) << ", U " << U;
+      ASSERT_EQ(t.paths_differ, 0u) << what << ", drift " << static_cast<int>(d) << ", U " << U;
       ASSERT_EQ(t.decided + t.undecided, 3 * w.size());
       // An undecided particle has an integer (or a point) within the margin of its estimate: each
       // comparison's chance is 2 margin for a uniform fractional part (tally). Allow 3x that plus

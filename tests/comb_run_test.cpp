@@ -52,11 +52,19 @@ void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint
           << what << ": stratified, particle " << first + m;
     });
     const comb_run<items> sorted_run(sorted_comb, F, before, run_w);
-    sorted_run.multinomial_sorted(stratified_key, stratified_step, layout, strata, [&](int m, std::uint64_t O) {
-      if (first + m >= n) return;
-      ASSERT_EQ(O, sorted_points_below(sorted_comb, layout, C[first + m], stratified_key, stratified_step, strata))
-          << what << ": multinomial-sorted, particle " << first + m;
-    });
+    // Both ways of counting the points: through a scratch that holds the run's span, and, where
+    // four words cannot, block by block.
+    detail::local_points<32> scratch;
+    detail::local_points<4> small_scratch;
+    for (const bool small : {false, true}) {
+      const auto check = [&](int m, std::uint64_t O) {
+        if (first + m >= n) return;
+        ASSERT_EQ(O, sorted_points_below(sorted_comb, layout, C[first + m], stratified_key, stratified_step, strata))
+            << what << ": multinomial-sorted, particle " << first + m << (small ? ", block by block" : "");
+      };
+      if (small) sorted_run.multinomial_sorted(stratified_key, stratified_step, layout, strata, small_scratch, check);
+      else sorted_run.multinomial_sorted(stratified_key, stratified_step, layout, strata, scratch, check);
+    }
   }
   EXPECT_EQ(checked, n * Us.size()) << what << ": every particle was checked";
 }
@@ -145,7 +153,8 @@ TEST(CombRun, MultinomialSortedMatchesTheExactCountAtTheLargestN) {
     std::uint64_t expected[items];
     u128 C = before;
     for (int m = 0; m < items; ++m) expected[m] = sorted_points_below(comb, layout, C += quantise(w[m], F), {71, 72}, 9, strata);
-    run.multinomial_sorted({71, 72}, 9, layout, strata,
+    detail::local_points<32> scratch;
+    run.multinomial_sorted({71, 72}, 9, layout, strata, scratch,
                            [&](int m, std::uint64_t O) { ASSERT_EQ(O, expected[m]) << "trial " << trial << " m = " << m; });
   }
   EXPECT_GT(near_point, 500);

@@ -7,8 +7,9 @@
 //   scan only in a warp where the estimate leaves a particle undecided. O^i by comb_estimate /
 //   comb_run (systematic: one u for all strata, drawn on the host; stratified: u_K of the stratum K
 //   that r_i falls in; multinomial-sorted: the c_K points of that stratum, c_K and the points below
-//   it read from P, written by sorted_points.cu, each point compared in 32-bit integers), kept in
-//   registers; a^j = i for O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts
+//   it read from P, written by sorted_points.cu: the Philox blocks over a thread's span of ranks
+//   into its column of shared memory, then each particle's points compared in 32-bit integers), kept
+//   in registers; a^j = i for O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts
 //   marked, a max-scan, coalesced stores; 18 KiB). CPU twins:
 //   resample::cpu::systematic_ancestors / stratified_ancestors (comb_ancestors.hpp), exact_comb per
 //   particle, and multinomial_sorted_ancestors (sorted_points_below per particle): comb_run gives
@@ -32,6 +33,16 @@ namespace resample::cuda::detail {
 namespace {
 
 constexpr int stage_capacity = 2 * tile_items;  // a tile's ancestors, staged when they fit
+constexpr int stage_words = tile_writer::stage_ints(stage_capacity);
+constexpr int sorted_scratch_words = 32;  // per thread: multinomial-sorted's span of ranks, 8 Philox blocks
+
+/// A thread's column of shared memory as count_points_below's scratch: slot s at s x block_threads,
+/// so that the lanes of a warp, each at a slot of its own, read 32 different banks.
+struct column_points {
+  static constexpr int capacity = sorted_scratch_words;
+  std::uint32_t* column;
+  __device__ std::uint32_t& operator[](int s) const { return column[s * block_threads]; }
+};
 
 enum class comb_kind { systematic, stratified, multinomial_sorted };
 
@@ -45,10 +56,15 @@ __global__ void __launch_bounds__(block_threads, 3)
   // systematic's u: drawn on the host, unless the step is only known on the device
   const std::uint32_t U =
       step_from.device && Kind == comb_kind::systematic ? philox_stream(k, shared_index, step).next() : host_U;
-  __shared__ std::uint32_t O_s[tile_items];
+  // The stage and the spill of O (Code 8, after the comb) share their words with multinomial-sorted's
+  // scratch (during it): 26 KiB, or 32 KiB for multinomial-sorted.
+  constexpr int writer_words = stage_words + tile_items;
+  constexpr int scratch_words = Kind == comb_kind::multinomial_sorted ? sorted_scratch_words * block_threads : 0;
+  __shared__ alignas(16) int words[writer_words > scratch_words ? writer_words : scratch_words];
+  int* const stage = words;
+  auto* const O_s = reinterpret_cast<std::uint32_t*>(words + stage_words);
   __shared__ std::uint64_t O_begin;
   __shared__ tile_writer::TempStorage<block_threads> writer;
-  __shared__ alignas(16) int stage[tile_writer::stage_ints(stage_capacity)];
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];
@@ -69,12 +85,13 @@ __global__ void __launch_bounds__(block_threads, 3)
       const std::uint32_t below = P[K];
       return stratum_points{below, P[K + 1] - below};
     };
+    column_points scratch{reinterpret_cast<std::uint32_t*>(words) + threadIdx.x};
     warp_comb(
         x, max_lw, fraction, comb, C_warp, 0.0,
         [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) {
-          return e.multinomial_sorted(k, step, strata, out);
+          return e.multinomial_sorted(k, step, strata, scratch, out);
         },
-        [&](const run& r, auto sink) { r.multinomial_sorted(k, step, layout, strata, sink); }, emit);
+        [&](const run& r, auto sink) { r.multinomial_sorted(k, step, layout, strata, scratch, sink); }, emit);
     if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : sorted_points_below(comb, layout, offset, k, step, strata);
   } else if constexpr (Kind == comb_kind::stratified) {
     const exact_comb comb(st->total, n);

@@ -68,9 +68,10 @@ RESAMPLE_UNROLL
 
   /// Multinomial-sorted (comb = exact_comb(Q, B), core/sorted_points.hpp): O[m] = P_K + the points
   /// of stratum K = floor(r_m) below r_m, strata(K) giving stratum K's ranks; bit m of the result
-  /// is set where K or a point's side is not certain from the estimate.
-  template <class Strata>
-  RESAMPLE_HOST_DEVICE unsigned multinomial_sorted(key k, std::uint32_t step, const Strata& strata,
+  /// is set where K or a point's side is not certain from the estimate. `scratch`: room for the
+  /// run's point offsets (detail::count_points_below).
+  template <class Strata, class Scratch>
+  RESAMPLE_HOST_DEVICE unsigned multinomial_sorted(key k, std::uint32_t step, const Strata& strata, Scratch& scratch,
                                                    std::uint64_t (&O)[Items]) const {
     double e[Items];
     const double margin = estimates(e);
@@ -82,7 +83,7 @@ RESAMPLE_UNROLL
                        ? 0u : 1u << m;
       below[m] = first[m];
     }
-    undecided |= detail::count_points_below(k, step, first, count, lo, hi, below);
+    undecided |= detail::count_points_below(k, step, first, count, lo, hi, below, scratch);
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) O[m] = below[m];
     return undecided;

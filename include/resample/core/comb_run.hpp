@@ -67,11 +67,18 @@ RESAMPLE_HOST_DEVICE inline bool stratified_from_estimate(double e, double margi
 /// margin this is given: comb_run's and comb_estimate's lie at least N 2^-46 above their error
 /// bounds.
 RESAMPLE_HOST_DEVICE inline void point_thresholds(double frac, double margin, std::uint32_t& lo, std::uint32_t& hi) {
-  constexpr double two_32 = 4294967296.0, top = 4294967295.0;
+  constexpr double two_32 = 4294967296.0;
+#ifdef __CUDA_ARCH__
+  // the same ceiling / floor and clamp, each one saturating conversion
+  lo = __double2uint_ru((frac - margin) * two_32);
+  hi = __double2uint_rd((frac + margin) * two_32);
+#else
+  constexpr double top = 4294967295.0;
   const double a = std::ceil((frac - margin) * two_32);
   const double b = std::floor((frac + margin) * two_32);
   lo = static_cast<std::uint32_t>(small_integer(a <= 0.0 ? 0.0 : a < top ? a : top));
   hi = static_cast<std::uint32_t>(small_integer(b <= 0.0 ? 0.0 : b < top ? b : top));
+#endif
 }
 
 /// Multinomial-sorted's stratum for one particle from e, an estimate of r = B C / Q within
@@ -93,18 +100,24 @@ RESAMPLE_HOST_DEVICE bool sorted_stratum_from_estimate(double e, double margin, 
   return true;
 }
 
-/// Multinomial-sorted's points against a run of particles (comb_run, comb_estimate): particle m's
-/// stratum holds the ranks [first[m], first[m] + count[m]) (count 0 for a particle decided another
-/// way), the point of rank t at offset u_t (sorted_points::point_offset), certainly below r_m
-/// when u_t < lo[m] and certainly not when u_t > hi[m]. Adds #{u_t < lo[m]} to O[m] and returns bit
-/// m set where some u_t lies in [lo[m], hi[m]]. The ranges are nondecreasing in m; they are walked
-/// one Philox block (four ranks) at a time and each point tested against every particle, in 32-bit
-/// integers: the same loop in every thread of a warp, where a loop per particle over its own
-/// points diverges.
+/// Room for a run's point offsets (count_points_below): `capacity` words, slot s at [s]. On the
+/// host (and in tests) an array; the GPU's comb pass passes a column of shared memory.
+template <int Capacity>
+struct local_points {
+  static constexpr int capacity = Capacity;
+  std::uint32_t word[Capacity];
+  RESAMPLE_HOST_DEVICE std::uint32_t& operator[](int s) { return word[s]; }
+};
+
+/// count_points_below when the run's ranks do not fit its scratch: the ranges walked one Philox
+/// block (four ranks) at a time, each point tested against every particle (the same loop in every
+/// thread of a warp).
 template <int Items>
-RESAMPLE_HOST_DEVICE unsigned count_points_below(key k, std::uint32_t step, const std::uint32_t (&first)[Items],
-                                                 const std::uint32_t (&count)[Items], const std::uint32_t (&lo)[Items],
-                                                 const std::uint32_t (&hi)[Items], std::uint32_t (&O)[Items]) {
+RESAMPLE_HOST_DEVICE unsigned count_points_below_by_blocks(key k, std::uint32_t step,
+                                                           const std::uint32_t (&first)[Items],
+                                                           const std::uint32_t (&count)[Items],
+                                                           const std::uint32_t (&lo)[Items],
+                                                           const std::uint32_t (&hi)[Items], std::uint32_t (&O)[Items]) {
   constexpr std::uint64_t none = ~std::uint64_t{0};
   // The smallest rank >= from in some particle's range, or none.
   const auto next_rank = [&first, &count](std::uint64_t from) {
@@ -139,6 +152,52 @@ RESAMPLE_UNROLL
   for (int m = 0; m < Items; ++m) {
     near |= below[m] != at_most[m] ? 1u << m : 0u;
     O[m] += below[m];
+  }
+  return near;
+}
+
+/// Multinomial-sorted's points against a run of particles (comb_run, comb_estimate): particle m's
+/// stratum holds the ranks [first[m], first[m] + count[m]) (count 0 for a particle decided another
+/// way), the point of rank t at offset u_t (sorted_points::point_offset), certainly below r_m
+/// when u_t < lo[m] and certainly not when u_t > hi[m]. Adds #{u_t < lo[m]} to O[m] and returns bit
+/// m set where some u_t lies in [lo[m], hi[m]]. The ranges are nondecreasing in m: the Philox
+/// blocks over the run's span of ranks go to `scratch` (Scratch::capacity words) once, then each
+/// particle compares its own points only, in 32-bit integers. A span too long for the scratch
+/// (heavy particles with many strata between them) takes count_points_below_by_blocks.
+template <int Items, class Scratch>
+RESAMPLE_HOST_DEVICE unsigned count_points_below(key k, std::uint32_t step, const std::uint32_t (&first)[Items],
+                                                 const std::uint32_t (&count)[Items], const std::uint32_t (&lo)[Items],
+                                                 const std::uint32_t (&hi)[Items], std::uint32_t (&O)[Items],
+                                                 Scratch& scratch) {
+  std::uint32_t begin = 0xFFFFFFFFu, end = 0;  // the span of the nonempty ranges
+RESAMPLE_UNROLL
+  for (int m = 0; m < Items; ++m) {
+    if (count[m] != 0) {
+      begin = first[m] < begin ? first[m] : begin;
+      end = first[m] + count[m];  // the ranges are nondecreasing: the last nonempty ends last
+    }
+  }
+  if (begin >= end) return 0;
+  const std::uint32_t base = begin & ~3u;  // the first Philox block's first rank
+  if (end - base > static_cast<std::uint32_t>(Scratch::capacity)) {
+    return count_points_below_by_blocks(k, step, first, count, lo, hi, O);
+  }
+  for (std::uint32_t r = base; r < end; r += 4) {
+    const auto block = sorted_points::point_words(k, step, r / 4);
+RESAMPLE_UNROLL
+    for (int lane = 0; lane < 4; ++lane) scratch[static_cast<int>(r - base) + lane] = block.v[lane];
+  }
+  unsigned near = 0;
+RESAMPLE_UNROLL
+  for (int m = 0; m < Items; ++m) {
+    std::uint32_t below = 0, at_most = 0;
+    for (std::uint32_t j = 0; j < count[m]; ++j) {
+      const std::uint32_t u = scratch[static_cast<int>(first[m] - base + j)];
+      below += u < lo[m] ? 1u : 0u;
+      at_most += u <= hi[m] ? 1u : 0u;
+    }
+    near |= below != at_most ? 1u << m : 0u;
+    O[m] += below;
   }
   return near;
 }
@@ -205,9 +264,10 @@ RESAMPLE_UNROLL
   /// Multinomial-sorted (core/sorted_points.hpp, comb = exact_comb(Q, B)): stratum K = floor(r_m)
   /// holds the points of ranks [P_K, P_K + c_K) (strata(K)), and O^m = P_K + #{t in that range :
   /// u_t 2^-32 < r_m - K} (detail::count_points_below).
-  template <class Strata, class Emit>
+  /// `scratch`: room for the run's point offsets (detail::local_points, or the GPU's shared memory).
+  template <class Strata, class Scratch, class Emit>
   RESAMPLE_HOST_DEVICE void multinomial_sorted(key k, std::uint32_t step, const resample::sorted_points& layout,
-                                               const Strata& strata, Emit emit) const {
+                                               const Strata& strata, Scratch& scratch, Emit emit) const {
     const double base = comb_.estimate(C_before_);
     double W = 0;
     std::uint32_t first[Items], count[Items], lo[Items], hi[Items], O[Items];
@@ -220,7 +280,7 @@ RESAMPLE_UNROLL
                   ? 0u : 1u << m;
       O[m] = first[m];
     }
-    near |= detail::count_points_below(k, step, first, count, lo, hi, O);
+    near |= detail::count_points_below(k, step, first, count, lo, hi, O, scratch);
     std::uint64_t result[Items];
 RESAMPLE_UNROLL
     for (int m = 0; m < Items; ++m) result[m] = O[m];
