@@ -11,8 +11,9 @@
 //                    one-block exclusive scan, 8 super-bins per thread).
 //   level2_pass      block g: super-bin g's c_g balls, four per Philox call, counted into its W
 //                    strata in shared memory (8192 at a time: more only above N = 2^26, each
-//                    slice drawing the balls again; the shared memory sized to the slice), then a
-//                    block scan turns the counts into P_K, stored by consecutive threads.
+//                    slice drawing the balls again; the shared memory sized to the slice and padded
+//                    a word per 32), then a block scan turns the counts into P_K, stored by
+//                    consecutive threads.
 // The kernels return at once when the call's verdict is bad (the comb pass then writes nothing).
 #include <cub/block/block_scan.cuh>
 
@@ -104,7 +105,10 @@ __global__ void __launch_bounds__(points_threads)
                 std::uint32_t* P) {
   if (st->code != 0) return;
   using scan = cub::BlockScan<std::uint32_t, points_threads>;
-  extern __shared__ std::uint32_t count[];  // one slice: min(W, slice_strata) counters
+  // One slice: min(W, slice_strata) counters, stratum s at padded(s) = s + s / 32, so that the
+  // threads' runs of per_thread consecutive strata (a power of two apart) start in different banks.
+  extern __shared__ std::uint32_t count[];
+  const auto padded = [](int s) { return s + (s >> 5); };
   __shared__ typename scan::TempStorage tmp;
   __shared__ std::uint32_t carry;
   const std::uint32_t g = blockIdx.x;
@@ -115,14 +119,16 @@ __global__ void __launch_bounds__(points_threads)
   const int per_thread = (slice + points_threads - 1) / points_threads;
   if (threadIdx.x == 0) carry = super_before[g];
   for (std::uint64_t first = 0; first < W; first += slice) {
-    for (int s = threadIdx.x; s < slice; s += points_threads) count[s] = 0;
+    for (int s = threadIdx.x; s < slice; s += points_threads) count[padded(s)] = 0;
     __syncthreads();
     for (std::uint64_t m4 = threadIdx.x; 4 * m4 < balls; m4 += points_threads) {
       const auto words = sorted_points::level2_words(k, step, g, m4);
 #pragma unroll
       for (int lane = 0; lane < 4; ++lane) {
         const std::uint64_t s = layout.stratum_in_super_bin(words.v[lane]) - first;  // wraps when below
-        if (4 * m4 + lane < balls && s < static_cast<std::uint64_t>(slice)) atomicAdd(&count[s], 1u);
+        if (4 * m4 + lane < balls && s < static_cast<std::uint64_t>(slice)) {
+          atomicAdd(&count[padded(static_cast<int>(s))], 1u);
+        }
       }
     }
     __syncthreads();
@@ -133,18 +139,18 @@ __global__ void __launch_bounds__(points_threads)
     std::uint32_t own = 0;
     for (int m = 0; m < per_thread; ++m) {
       const int s = threadIdx.x * per_thread + m;
-      if (s < slice) own += count[s];
+      if (s < slice) own += count[padded(s)];
     }
     std::uint32_t before, slice_total;
     scan(tmp).ExclusiveSum(own, before, slice_total);
     std::uint32_t running = carry + before;
     for (int m = 0; m < per_thread; ++m) {
       const int s = threadIdx.x * per_thread + m;
-      if (s < slice) count[s] = running += count[s];
+      if (s < slice) count[padded(s)] = running += count[padded(s)];
     }
     __syncthreads();  // every thread has read carry, and the counts are P
     const std::uint64_t K0 = g * W + first;
-    for (int s = threadIdx.x; s < slice; s += points_threads) P[K0 + s + 1] = count[s];
+    for (int s = threadIdx.x; s < slice; s += points_threads) P[K0 + s + 1] = count[padded(s)];
     if (threadIdx.x == 0) carry += slice_total;
     __syncthreads();  // the stores have read count before the next slice clears it
   }
@@ -169,7 +175,8 @@ std::size_t points_before_strata(void* d_temp, std::size_t n, key k, step_source
   super_bin_pass<<<grid_for(G, points_threads), points_threads, 0, stream>>>(layout, rows_count, rows, st,
                                                                              super_count, super_before, finished);
   check_launch("super_bin_pass");
-  const std::size_t slice_bytes = std::min<std::uint64_t>(layout.width(), slice_strata) * sizeof(std::uint32_t);
+  const std::uint64_t slice = std::min<std::uint64_t>(layout.width(), slice_strata);
+  const std::size_t slice_bytes = (slice + slice / 32 + 1) * sizeof(std::uint32_t);  // padded (level2_pass)
   level2_pass<<<G, points_threads, slice_bytes, stream>>>(layout, k, step, st, super_count, super_before, P);
   check_launch("level2_pass");
   return c.bytes();
