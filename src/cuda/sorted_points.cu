@@ -30,6 +30,10 @@ constexpr int slice_strata = 8192;    // level 2's shared counters
 constexpr std::size_t level1_balls_per_block = 1 << 16;
 constexpr unsigned level1_max_blocks = 256;
 
+/// level2_pass's shared counter of stratum s of a slice: a pad word per 32, so that the threads'
+/// runs of per_thread consecutive strata (a power of two apart) start in different banks.
+__host__ __device__ constexpr int padded_stratum(int s) { return s + (s >> 5); }
+
 unsigned level1_blocks(std::size_t n) {
   return static_cast<unsigned>(std::min<std::size_t>((n + level1_balls_per_block - 1) / level1_balls_per_block,
                                                      level1_max_blocks));
@@ -105,10 +109,7 @@ __global__ void __launch_bounds__(points_threads)
                 std::uint32_t* P) {
   if (st->code != 0) return;
   using scan = cub::BlockScan<std::uint32_t, points_threads>;
-  // One slice: min(W, slice_strata) counters, stratum s at padded(s) = s + s / 32, so that the
-  // threads' runs of per_thread consecutive strata (a power of two apart) start in different banks.
-  extern __shared__ std::uint32_t count[];
-  const auto padded = [](int s) { return s + (s >> 5); };
+  extern __shared__ std::uint32_t count[];  // one slice: min(W, slice_strata) counters, padded
   __shared__ typename scan::TempStorage tmp;
   __shared__ std::uint32_t carry;
   const std::uint32_t g = blockIdx.x;
@@ -119,7 +120,7 @@ __global__ void __launch_bounds__(points_threads)
   const int per_thread = (slice + points_threads - 1) / points_threads;
   if (threadIdx.x == 0) carry = super_before[g];
   for (std::uint64_t first = 0; first < W; first += slice) {
-    for (int s = threadIdx.x; s < slice; s += points_threads) count[padded(s)] = 0;
+    for (int s = threadIdx.x; s < slice; s += points_threads) count[padded_stratum(s)] = 0;
     __syncthreads();
     for (std::uint64_t m4 = threadIdx.x; 4 * m4 < balls; m4 += points_threads) {
       const auto words = sorted_points::level2_words(k, step, g, m4);
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(points_threads)
       for (int lane = 0; lane < 4; ++lane) {
         const std::uint64_t s = layout.stratum_in_super_bin(words.v[lane]) - first;  // wraps when below
         if (4 * m4 + lane < balls && s < static_cast<std::uint64_t>(slice)) {
-          atomicAdd(&count[padded(static_cast<int>(s))], 1u);
+          atomicAdd(&count[padded_stratum(static_cast<int>(s))], 1u);
         }
       }
     }
@@ -139,18 +140,18 @@ __global__ void __launch_bounds__(points_threads)
     std::uint32_t own = 0;
     for (int m = 0; m < per_thread; ++m) {
       const int s = threadIdx.x * per_thread + m;
-      if (s < slice) own += count[padded(s)];
+      if (s < slice) own += count[padded_stratum(s)];
     }
     std::uint32_t before, slice_total;
     scan(tmp).ExclusiveSum(own, before, slice_total);
     std::uint32_t running = carry + before;
     for (int m = 0; m < per_thread; ++m) {
       const int s = threadIdx.x * per_thread + m;
-      if (s < slice) count[padded(s)] = running += count[padded(s)];
+      if (s < slice) count[padded_stratum(s)] = running += count[padded_stratum(s)];
     }
     __syncthreads();  // every thread has read carry, and the counts are P
     const std::uint64_t K0 = g * W + first;
-    for (int s = threadIdx.x; s < slice; s += points_threads) P[K0 + s + 1] = count[padded(s)];
+    for (int s = threadIdx.x; s < slice; s += points_threads) P[K0 + s + 1] = count[padded_stratum(s)];
     if (threadIdx.x == 0) carry += slice_total;
     __syncthreads();  // the stores have read count before the next slice clears it
   }
@@ -175,8 +176,8 @@ std::size_t points_before_strata(void* d_temp, std::size_t n, key k, step_source
   super_bin_pass<<<grid_for(G, points_threads), points_threads, 0, stream>>>(layout, rows_count, rows, st,
                                                                              super_count, super_before, finished);
   check_launch("super_bin_pass");
-  const std::uint64_t slice = std::min<std::uint64_t>(layout.width(), slice_strata);
-  const std::size_t slice_bytes = (slice + slice / 32 + 1) * sizeof(std::uint32_t);  // padded (level2_pass)
+  const int slice = static_cast<int>(std::min<std::uint64_t>(layout.width(), slice_strata));
+  const std::size_t slice_bytes = (padded_stratum(slice - 1) + 1) * sizeof(std::uint32_t);
   level2_pass<<<G, points_threads, slice_bytes, stream>>>(layout, k, step, st, super_count, super_before, P);
   check_launch("level2_pass");
   return c.bytes();

@@ -75,18 +75,7 @@ RESAMPLE_UNROLL
                                                    std::uint64_t (&O)[Items]) const {
     double e[Items];
     const double margin = estimates(e);
-    std::uint32_t first[Items], count[Items], lo[Items], hi[Items], below[Items];
-    unsigned undecided = 0;
-RESAMPLE_UNROLL
-    for (int m = 0; m < Items; ++m) {
-      undecided |= detail::sorted_stratum_from_estimate(e[m], margin, n_, strata, first[m], count[m], lo[m], hi[m])
-                       ? 0u : 1u << m;
-      below[m] = first[m];
-    }
-    undecided |= detail::count_points_below(k, step, first, count, lo, hi, below, scratch);
-RESAMPLE_UNROLL
-    for (int m = 0; m < Items; ++m) O[m] = below[m];
-    return undecided;
+    return detail::multinomial_sorted_from_estimates(e, margin, n_, strata, k, step, scratch, O);
   }
 
  private:

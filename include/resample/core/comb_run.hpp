@@ -201,6 +201,27 @@ RESAMPLE_UNROLL
   }
   return near;
 }
+
+/// Multinomial-sorted's O for a run from estimates e[m] of r_m, each within `margin` (comb_run's
+/// and comb_estimate's decisions): the stratum (sorted_stratum_from_estimate), then the points
+/// (count_points_below). Bit m of the result is set where K or a point's side is not certain.
+template <int Items, class Strata, class Scratch>
+RESAMPLE_HOST_DEVICE unsigned multinomial_sorted_from_estimates(const double (&e)[Items], double margin,
+                                                                std::uint64_t B, const Strata& strata, key k,
+                                                                std::uint32_t step, Scratch& scratch,
+                                                                std::uint64_t (&O)[Items]) {
+  std::uint32_t first[Items], count[Items], lo[Items], hi[Items], below[Items];
+  unsigned undecided = 0;
+RESAMPLE_UNROLL
+  for (int m = 0; m < Items; ++m) {
+    undecided |= sorted_stratum_from_estimate(e[m], margin, B, strata, first[m], count[m], lo[m], hi[m]) ? 0u : 1u << m;
+    below[m] = first[m];
+  }
+  undecided |= count_points_below(k, step, first, count, lo, hi, below, scratch);
+RESAMPLE_UNROLL
+  for (int m = 0; m < Items; ++m) O[m] = below[m];
+  return undecided;
+}
 }  // namespace detail
 
 template <int Items>
@@ -269,21 +290,13 @@ RESAMPLE_UNROLL
   RESAMPLE_HOST_DEVICE void multinomial_sorted(key k, std::uint32_t step, const resample::sorted_points& layout,
                                                const Strata& strata, Scratch& scratch, Emit emit) const {
     const double base = comb_.estimate(C_before_);
-    double W = 0;
-    std::uint32_t first[Items], count[Items], lo[Items], hi[Items], O[Items];
-    unsigned near = 0;  // bit m: K or a point's side is not certain from the estimate
+    double W = 0, e[Items];
 RESAMPLE_UNROLL
-    for (int m = 0; m < Items; ++m) {
-      W += w_[m];
-      const double e = detail::fused(per_weight_, W, base);
-      near |= detail::sorted_stratum_from_estimate(e, margin_, comb_.size(), strata, first[m], count[m], lo[m], hi[m])
-                  ? 0u : 1u << m;
-      O[m] = first[m];
-    }
-    near |= detail::count_points_below(k, step, first, count, lo, hi, O, scratch);
+    for (int m = 0; m < Items; ++m) e[m] = detail::fused(per_weight_, W += w_[m], base);
     std::uint64_t result[Items];
-RESAMPLE_UNROLL
-    for (int m = 0; m < Items; ++m) result[m] = O[m];
+    // bit m: K or a point's side is not certain from the estimate
+    const unsigned near =
+        detail::multinomial_sorted_from_estimates(e, margin_, comb_.size(), strata, k, step, scratch, result);
     if (near) {  // rare, but every particle on an integer r (equal weights, B = N) comes here
 RESAMPLE_UNROLL
       for (int m = 0; m < Items; ++m) {
