@@ -23,17 +23,13 @@ log="$out/focus_checks.txt"
     for t in cuda_backend_test cuda_parity_test; do
       f='-*Large*:*Skewed*'
       [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
-      printf '%-10s %-20s ' "$tool" "$t"
-      timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" >"$out/san_last.txt" 2>&1
-      rc=$?
-      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')"
-      [ $rc -ne 0 ] && tail -20 "$out/san_last.txt"
+      run_sanitizer "$tool" "$t" "$f" 120
     done
   done
   echo "== digests (5 draws, 20000 log-weights)"
   print_digests "systematic stratified multinomial-sorted" "cpu cuda"
 } >"$log" 2>&1
-rm -f "$out/last_test.txt" "$out/san_last.txt"
+rm -f "$out/last_test.txt"
 "$build/bin/bench_cuda" --benchmark_filter="${BENCH:-cuda/(systematic|stratified|copy)/}" --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true >"$out/bench_focus.txt" 2>&1
 if [ -n "${BPF_BENCH:-}" ]; then  # the filter's tick, e.g. BPF_BENCH='bpf/cuda/16777216'

@@ -38,15 +38,9 @@ for tool in $tools; do
     [ "$t" = bpf_cuda_test ] && f="$gated"
     [ "$t" = bpf_cuda_test ] && [ "$tool" = memcheck ] &&
       f="$gated:*sv_auxiliary_ess_jitter_conditional:*lg_bootstrap_residual_conditional:*lg_one_particle_conditional:CudaFilterInput.*"
-    printf '%-10s %-22s ' "$tool" "$t" >>"$san"
-    timeout 70 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" \
-      >"$out/san_last.txt" 2>&1
-    rc=$?
-    echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')" >>"$san"
-    [ $rc -ne 0 ] && tail -30 "$out/san_last.txt" >>"$san"
+    run_sanitizer "$tool" "$t" "$f" 70 >>"$san"
   done
 done
-rm -f "$out/san_last.txt"
 
 # The memory-model litmus tests (also in ctest -L gpu, with fewer iterations): the full table.
 "$build/bin/litmus" --iterations 8000000 --csv "$out/litmus.csv" >"$out/litmus.txt" 2>&1

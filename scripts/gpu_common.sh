@@ -5,7 +5,9 @@
 # fixed log-weights per scheme and backend (a scheme a backend lacks prints its refusal's digest),
 # and ncu_instruction_counts KERNELS LAUNCHES BENCH: Nsight Compute on the kernels matching KERNELS
 # in bench_cuda's BENCH rows, its details page (ncu_details.txt) and its per-SASS-instruction counts
-# (source_sass.csv, for scripts/sass_regions.py).
+# (source_sass.csv, for scripts/sass_regions.py), and run_sanitizer TOOL TEST FILTER SECONDS:
+# compute-sanitizer's TOOL on TEST's gtest cases matching FILTER, as one line (exit status, the
+# tool's and gtest's totals) and, when it fails, the log's last 30 lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${OUT:-gpu-out}
@@ -40,4 +42,15 @@ ncu_instruction_counts() {
   ncu -i "$out/profile.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1
   ncu -i "$out/profile.ncu-rep" --page source --csv --print-source sass >"$out/source_sass.csv" 2>&1
   rm -f "$out/profile.ncu-rep"
+}
+
+run_sanitizer() {
+  local rc
+  printf '%-10s %-22s ' "$1" "$2"
+  timeout "$4" compute-sanitizer --tool "$1" --error-exitcode 99 "$build/bin/$2" --gtest_filter="$3" \
+    >"$out/san_last.txt" 2>&1
+  rc=$?
+  echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')"
+  if [ $rc -ne 0 ]; then tail -30 "$out/san_last.txt"; fi
+  rm -f "$out/san_last.txt"
 }

@@ -37,14 +37,10 @@ log="$out/ptx_checks.txt"
       [ "$t" = ptx_parity_test ] && f='*DoubleInt32*'
       # the PTX filter: racecheck and synccheck stop on conditional graph nodes, so the gated cases
       [ "$t" = bpf_cuda_test ] && f='*gated_ptx*'
-      printf '%-10s %-18s ' "$tool" "$t"
-      timeout 150 compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/bin/$t" --gtest_filter="$f" >"$out/san_last.txt" 2>&1
-      rc=$?
-      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')"
-      [ $rc -ne 0 ] && tail -30 "$out/san_last.txt"
+      run_sanitizer "$tool" "$t" "$f" 150
     done
   done
-  rm -f "$out/san_last.txt" "$out/last_test.txt"
+  rm -f "$out/last_test.txt"
 } >"$log" 2>&1
 "$build/bin/bench_ptx" --benchmark_min_time=0.2s --benchmark_out="$out/bench_ptx.json" --benchmark_out_format=json \
   >"$out/bench_ptx.txt" 2>&1
