@@ -7,7 +7,8 @@ usage: scripts/sass_regions.py source_sass.csv KERNEL_SUBSTRING N
 For each kernel whose name contains KERNEL_SUBSTRING: the thread-instructions per particle (warp
 instructions x 32 / N), the opcodes' shares, and its regions (runs of consecutive instructions with
 the same execution count: straight-line code, so one loop body or branch arm each) costing at least
-0.4 per particle, with their first instruction's index and main opcodes.
+0.4 per particle, with their first instruction's index and main opcodes; then the warp stall
+reasons' shares of the sampled stalls, and the instructions holding the most samples.
 """
 import collections
 import csv
@@ -53,6 +54,17 @@ def main(path, wanted, n):
                 main_ops = collections.Counter(body).most_common(8)
                 print(f'  {first:5d} len {len(body):4d} count {count:9d} per particle {cost:6.2f}  '
                       + ' '.join(f'{o}{c}' for o, c in main_ops))
+        stall_columns = [i for i, h in enumerate(header) if h.startswith('stall_') and 'Not Issued' not in h]
+        stalls = collections.Counter()
+        for r in rows:
+            for i in stall_columns:
+                stalls[header[i]] += float(r[i] or 0)
+        sampled = sum(stalls.values())
+        if sampled:
+            print('  stalls: ' + '  '.join(f'{k[6:]}:{100 * v / sampled:.1f}%' for k, v in stalls.most_common(8)))
+            samples = header.index('Warp Stall Sampling (All Samples)')
+            for i, r in sorted(enumerate(rows), key=lambda ir: -float(ir[1][samples] or 0))[:3]:
+                print(f'  {i:5d} holds {100 * float(r[samples] or 0) / sampled:.1f}% of the samples: {r[1].strip()}')
 
 
 if __name__ == '__main__':
