@@ -27,17 +27,10 @@ namespace {
 constexpr int points_threads = 256;
 constexpr int max_super_bins = 8192;  // 2^13, sorted_points' largest G
 constexpr int slice_strata = 8192;    // level 2's shared counters
-constexpr std::size_t level1_balls_per_block = 1 << 16;
-constexpr unsigned level1_max_blocks = 256;
 
 /// level2_pass's shared counter of stratum s of a slice: a pad word per 32, so that the threads'
 /// runs of per_thread consecutive strata (a power of two apart) start in different banks.
 __host__ __device__ constexpr int padded_stratum(int s) { return s + (s >> 5); }
-
-unsigned level1_blocks(std::size_t n) {
-  return static_cast<unsigned>(std::min<std::size_t>((n + level1_balls_per_block - 1) / level1_balls_per_block,
-                                                     level1_max_blocks));
-}
 
 __global__ void __launch_bounds__(points_threads)
     level1_pass(sorted_points layout, key k, step_source step_from, const device_status* st, std::uint32_t* rows,
@@ -164,7 +157,7 @@ std::size_t points_before_strata(void* d_temp, std::size_t n, key k, step_source
                                  std::uint32_t* P, cudaStream_t stream) {
   const sorted_points layout(n);
   const std::uint32_t G = layout.super_bins();
-  const unsigned rows_count = level1_blocks(n);
+  const unsigned rows_count = layout.level1_rows();
   carve c(d_temp);
   auto* rows = c.take<std::uint32_t>(std::size_t{rows_count} * G);
   auto* super_count = c.take<std::uint32_t>(G);

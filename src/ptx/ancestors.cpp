@@ -123,12 +123,6 @@ void launch_comb(const call& c, std::uint32_t comb_scheme, std::uint32_t written
           &points});
 }
 
-/// Multinomial-sorted's level 1: blocks of balls, at most 2^16 per block and 256 blocks (any
-/// split gives the same counts).
-unsigned level1_rows(std::size_t n) {
-  return static_cast<unsigned>(std::min<std::size_t>((n + (1u << 16) - 1) >> 16, 256));
-}
-
 /// Multinomial-sorted's temp storage: level 1's rows of G counts, the super-bins' counts and first
 /// points, and P_0 .. P_B (ptx/sorted_points.ptx).
 struct points_storage {
@@ -137,7 +131,7 @@ struct points_storage {
   static points_storage take(cuda::detail::carve& c, std::size_t n) {
     const sorted_points layout(n);
     points_storage p;
-    p.rows = c.take<std::uint32_t>(std::size_t{level1_rows(n)} * layout.super_bins());
+    p.rows = c.take<std::uint32_t>(std::size_t{layout.level1_rows()} * layout.super_bins());
     p.super_count = c.take<std::uint32_t>(layout.super_bins());
     p.super_before = c.take<std::uint32_t>(layout.super_bins());
     p.points = c.take<std::uint32_t>(layout.strata() + 1);
@@ -148,7 +142,7 @@ struct points_storage {
 /// P_K, the points below stratum K, for K = 0 .. B (ptx/sorted_points.ptx).
 void enqueue_points(const call& c, const points_storage& p) {
   const sorted_points layout(c.count);
-  const std::uint32_t rows_count = level1_rows(c.count);
+  const std::uint32_t rows_count = layout.level1_rows();
   const std::uint64_t rows = address(p.rows), super_count = address(p.super_count),
                       super_before = address(p.super_before), points = address(p.points);
   launch("resample_points_level1", rows_count, threads, c.stream, {&c.count, &c.status, &c.k.seed, &c.k.stream, &rows});

@@ -405,9 +405,7 @@ TEST(PtxFastExp, MeanOffspringEqualTheWeights) {
   const std::size_t n = 1000;
   const int reps = 2000;
   const auto lw = test::log_weights(n, 2.0, 41);
-  const double max = *std::max_element(lw.begin(), lw.end());
-  std::vector<double> w(n);
-  for (std::size_t i = 0; i < n; ++i) w[i] = std::exp(lw[i] - max);
+  const std::vector<double> w = test::exact_weights_of(lw);
   const device_vector<double> d_lw(view(lw));
   device_vector<std::int32_t> d_o(n);
   options opt;

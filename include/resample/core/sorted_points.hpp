@@ -58,6 +58,13 @@ class sorted_points {
   [[nodiscard]] RESAMPLE_HOST_DEVICE int width_bits() const { return strata_bits_ - super_bin_bits_; }
   [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t width() const { return std::uint64_t{1} << width_bits(); }
 
+  /// The GPU backends' split of level 1 into rows of balls counted by one block each: at most 2^16
+  /// balls a row and 256 rows (any split gives the same counts).
+  [[nodiscard]] RESAMPLE_HOST_DEVICE unsigned level1_rows() const {
+    const std::uint64_t rows = (n_ + 0xFFFF) >> 16;
+    return static_cast<unsigned>(rows < 256 ? rows : 256);
+  }
+
   /// The super-bin of a level-1 word.
   [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint32_t super_bin_of(std::uint32_t word) const {
     return super_bin_bits_ == 0 ? 0u : word >> (32 - super_bin_bits_);
