@@ -11,7 +11,8 @@
 source "$(dirname "$0")/gpu_common.sh"
 log="$out/focus_checks.txt"
 {
-  gpu_configure_and_build resample cuda_backend_test cuda_parity_test cuda_backend_api_test bpf_cuda_test bench_cuda
+  gpu_configure_and_build resample cuda_backend_test cuda_parity_test cuda_backend_api_test bpf_cuda_test bench_cuda \
+    ${BPF_BENCH:+bench_bpf}
   for t in cuda_backend_test cuda_parity_test cuda_backend_api_test bpf_cuda_test; do
     echo "== $t"
     timeout 300 "$build/bin/$t" >"$out/last_test.txt" 2>&1
@@ -21,9 +22,7 @@ log="$out/focus_checks.txt"
   echo "== compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
     for t in cuda_backend_test cuda_parity_test; do
-      f='-*Large*:*Skewed*'
-      [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
-      run_sanitizer "$tool" "$t" "$f" 120
+      run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 120
     done
   done
   echo "== digests (5 draws, 20000 log-weights)"
@@ -33,7 +32,8 @@ rm -f "$out/last_test.txt"
 "$build/bin/bench_cuda" --benchmark_filter="${BENCH:-cuda/(systematic|stratified|copy)/}" --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true >"$out/bench_focus.txt" 2>&1
 if [ -n "${BPF_BENCH:-}" ]; then  # the filter's tick, e.g. BPF_BENCH='bpf/cuda/16777216'
-  cmake --build "$build" -j "$(nproc)" --target bench_bpf 2>&1 | grep -E 'error' -A3 | head -20
   "$build/bin/bench_bpf" --benchmark_filter="$BPF_BENCH" >"$out/bench_bpf_focus.txt" 2>&1
 fi
-[ -n "${KERNELS:-}" ] && ncu_instruction_counts "$KERNELS" "${LAUNCHES:-1}" "$NCU_BENCH"
+if [ -n "${KERNELS:-}" ]; then
+  ncu_instruction_counts "$KERNELS" "${LAUNCHES:-1}" "${NCU_BENCH:?KERNELS needs NCU_BENCH, a bench_cuda filter}"
+fi

@@ -15,8 +15,7 @@ log="$out/checks.txt"
   grep -E -A4 'Failure' "$out/ctest_gpu.txt" | head -60
 } >"$log" 2>&1
 
-# Sanitizers on the GPU tests, without the 2^22 / 2^24 and skewed 300000-particle cases (memcheck
-# is ~100x slower); the parity test with double log-weights and int32 indices only.
+# Sanitizers on the GPU tests (the cases: sanitizer_filter in gpu_common.sh).
 san="$out/sanitizers.txt"
 : >"$san"
 tools="memcheck racecheck synccheck"
@@ -26,19 +25,7 @@ for tool in $tools; do
   [ "$tool" = memcheck ] && tests="$tests cuda_backend_api_test"
   [ -n "${QUICK_SANITIZERS:-}" ] && tests="cuda_backend_test"
   for t in $tests; do
-    f='-*Large*:*Skewed*'
-    [ "$t" = cuda_parity_test ] && f='*DoubleInt32*'
-    [ "$t" = ptx_parity_test ] && f='*DoubleInt32*'
-    # its 15 sizes x 3 dispersions, its 2^22 and repeated draws are too slow under the tools; and memcheck reports every failed
-    # driver call, which the loader's error tests make on purpose (a bad PTX text, an unknown name)
-    [ "$t" = ptx_backend_test ] && f='-*EqualCpuAndCudaBitForBit*:*LargeEqual*:*Repeated*:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
-    # The filter: racecheck and synccheck stop on conditional graph nodes, so they run the gated
-    # tick (resampler_node::gated, the same kernels launched every tick); memcheck runs both.
-    gated='*sv_auxiliary_ess_jitter_gated:*lg_bootstrap_residual_gated:*lg_one_particle_gated:*sv_bootstrap_metropolis_gated:*sv_bootstrap_every_tick_stratified_gated'
-    [ "$t" = bpf_cuda_test ] && f="$gated"
-    [ "$t" = bpf_cuda_test ] && [ "$tool" = memcheck ] &&
-      f="$gated:*sv_auxiliary_ess_jitter_conditional:*lg_bootstrap_residual_conditional:*lg_one_particle_conditional:CudaFilterInput.*"
-    run_sanitizer "$tool" "$t" "$f" 70 >>"$san"
+    run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 70 >>"$san"
   done
 done
 

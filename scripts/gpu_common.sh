@@ -1,13 +1,15 @@
-# Sourced by the GPU machine's scripts (gpu_checks.sh, ptx_gpu_run.sh): OUT (absolute, created),
-# BUILD, gpu_configure_and_build TARGET..., which records the device and toolkit, configures
-# Release for CUDA_ARCH (default 90) and builds the targets, showing errors and warnings only, and
+# Sourced by the GPU machine's scripts (gpu_checks.sh, ptx_gpu_run.sh, cuda_focus_run.sh,
+# ncu_source_profile.sh): OUT (absolute, created), BUILD, gpu_configure_and_build TARGET..., which
+# records the device and toolkit, configures Release for CUDA_ARCH (default 90) with CUDA_FLAGS
+# (if set) and builds the targets, showing errors and warnings only, and
 # print_digests "SCHEME..." "BACKEND...": the command line's same bits, an md5 of 5 draws of 20000
 # fixed log-weights per scheme and backend (a scheme a backend lacks prints its refusal's digest),
 # and ncu_instruction_counts KERNELS LAUNCHES BENCH: Nsight Compute on the kernels matching KERNELS
 # in bench_cuda's BENCH rows, its details page (ncu_details.txt) and its per-SASS-instruction counts
 # (source_sass.csv, for scripts/sass_regions.py), and run_sanitizer TOOL TEST FILTER SECONDS:
 # compute-sanitizer's TOOL on TEST's gtest cases matching FILTER, as one line (exit status, the
-# tool's and gtest's totals) and, when it fails, the log's last 30 lines.
+# tool's and gtest's totals) and, when it fails, the log's last 30 lines, with sanitizer_filter
+# TOOL TEST, the one table of what each GPU test runs under the tools.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${OUT:-gpu-out}
@@ -18,7 +20,8 @@ build=${BUILD:-build-gpu}
 gpu_configure_and_build() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   nvcc --version | tail -1
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null &&
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
+    ${CUDA_FLAGS:+"-DCMAKE_CUDA_FLAGS=$CUDA_FLAGS"} >/dev/null &&
     cmake --build "$build" -j "$(nproc)" --target "$@" 2>&1 | grep -E 'error|warning' -A3 | head -40
 }
 
@@ -53,4 +56,32 @@ run_sanitizer() {
   echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED' "$out/san_last.txt" | tr '\n' ' ')"
   if [ $rc -ne 0 ]; then tail -30 "$out/san_last.txt"; fi
   rm -f "$out/san_last.txt"
+}
+
+# What is left out is too slow under the tools (memcheck is ~100x slower): the 2^22 / 2^24, skewed
+# 300000-particle and two-slice cases, ptx_backend_test's 15 sizes x 3 dispersions, repeated draws
+# and the fast mode's 2,000 draws (461 s under racecheck, session 14). memcheck reports every
+# failed driver call, which the loader's error tests make on purpose. The parity tests: double
+# log-weights and int32 indices. The filter: racecheck and synccheck stop on conditional graph
+# nodes, so they run the gated tick (resampler_node::gated, the same kernels launched every tick);
+# memcheck runs both (the PTX filter's cases: ptx_gpu_run.sh chooses them).
+sanitizer_filter() {
+  local gated='*sv_auxiliary_ess_jitter_gated:*lg_bootstrap_residual_gated:*lg_one_particle_gated'
+  gated="$gated:*sv_bootstrap_metropolis_gated:*sv_bootstrap_every_tick_stratified_gated"
+  gated="$gated:*sv_bootstrap_multinomial_sorted_gated"
+  case "$2" in
+    cuda_parity_test | ptx_parity_test) echo '*DoubleInt32*' ;;
+    cuda_backend_test) echo '-*Large*:*Skewed*' ;;
+    ptx_backend_test)
+      echo '-*EqualCpuAndCudaBitForBit*:*LargeEqual*:*TwoSlices*:*Repeated*:*PermutedAncestors*:*DeviceStepAndGate*:PtxFastExp.MeanOffspringEqualTheWeights:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
+      ;;
+    bpf_cuda_test)
+      if [ "$1" = memcheck ]; then
+        echo "$gated:*sv_auxiliary_ess_jitter_conditional:*lg_bootstrap_residual_conditional:*lg_one_particle_conditional:CudaFilterInput.*"
+      else
+        echo "$gated"
+      fi
+      ;;
+    *) echo '*' ;;
+  esac
 }

@@ -33,8 +33,7 @@ log="$out/ptx_checks.txt"
   echo "== compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
     for t in ptx_backend_test ptx_parity_test bpf_cuda_test; do
-      f='-*EqualCpuAndCudaBitForBit*:*LargeEqual*:*TwoSlices*:*Repeated*:*PermutedAncestors*:*DeviceStepAndGate*:PtxLoader.JitErrorLogInTheException:PtxLoader.UnknownKernelNamed'
-      [ "$t" = ptx_parity_test ] && f='*DoubleInt32*'
+      f=$(sanitizer_filter "$tool" "$t")
       # the PTX filter: racecheck and synccheck stop on conditional graph nodes, so the gated cases
       [ "$t" = bpf_cuda_test ] && f='*gated_ptx*'
       run_sanitizer "$tool" "$t" "$f" 150
