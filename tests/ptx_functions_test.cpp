@@ -378,7 +378,7 @@ void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t st
 /// The schemes of the comb kernel.
 constexpr std::array comb_schemes = {scheme::systematic, scheme::stratified, scheme::multinomial_sorted};
 
-TEST(PtxKernels, SystematicAndStratifiedEqualCpuAcrossTilesAndWindows) {
+TEST(PtxKernels, CombSchemesEqualCpuAcrossTilesAndWindows) {
   for (const scheme s : comb_schemes) {
     const std::string name(resample::name(s));
     // N = 1; one partial tile; 40 tiles of 256 (the look-back's window of 32 moves back)

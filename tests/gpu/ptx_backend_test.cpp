@@ -330,7 +330,7 @@ void expect_ancestors_equal_cpu_and_cuda(scheme s, const std::vector<T>& lw, std
   ASSERT_EQ(got, want_cuda) << what << ": not the cuda backend's";
 }
 
-TEST(PtxAncestors, SystematicAndStratifiedEqualCpuAndCudaBitForBit) {
+TEST(PtxAncestors, CombSchemesEqualCpuAndCudaBitForBit) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
     for (const std::size_t n : sizes) {
@@ -365,7 +365,7 @@ TEST(PtxAncestors, LargeEqualAndHeavyWeights) {
 // Multinomial-sorted above N = 2^26: level 2 counts each super-bin's W = 2^14 strata in two slices
 // of 8192 shared counters (the only layout that needs more than one), and P has 2^27 + 1 words.
 // The CPU's serial draw at this size takes a while, so the cuda backend (equal to the CPU at every
-// size the other tests run) is the reference here, in every form.
+// size the other tests run) is the reference here, for the ancestors and the offspring.
 TEST(PtxAncestors, MultinomialSortedInTwoSlicesEqualsCuda) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const std::size_t n = (std::size_t{1} << 26) + 5;

@@ -10,10 +10,9 @@
 //   resample::ptx::log_sum_exp(d_temp, bytes, d_lw, n, d_lse, stream);  // enqueues
 //   resample::cuda::check_status(d_temp, stream);                       // waits, throws on bad input
 //
-// So far the backend has the weight statistics (max with NaN / +inf detection, the exact sums,
-// log-sum-exp, ESS), its Philox4x32-10, systematic and stratified resampling in the three forms
-// (one look-back pass each), the conversions between the forms and Code 7's permutation; the
-// other schemes are still to come (issue 6).
+// The backend has the weight statistics (max with NaN / +inf detection, the exact sums,
+// log-sum-exp, ESS), its Philox4x32-10, every scheme of the library in the three forms, the
+// conversions between the forms and Code 7's permutation (docs/ptx.md).
 // A failed driver call, or a module the JIT refuses, throws ptx_error (error.hpp).
 #pragma once
 
