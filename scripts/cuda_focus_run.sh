@@ -5,7 +5,8 @@
 # (filtered as gpu_checks.sh does), the command line's digests on cpu and cuda, bench_cuda rows
 # matching BENCH (a --benchmark_filter; 3 repetitions, medians), and Nsight Compute's instruction
 # counts of the kernels matching KERNELS in the benchmark NCU_BENCH, and bench_bpf rows matching
-# BPF_BENCH when given. Logs under OUT.
+# BPF_BENCH when given, and the per-kernel durations of the bench_cuda rows in KERNEL_TIMES. Logs
+# under OUT.
 #   usage: OUT=dir BENCH='cuda/(systematic|stratified)/' KERNELS='regex:comb_pass' \
 #          NCU_BENCH='cuda/systematic/float/exact/16777216' scripts/cuda_focus_run.sh
 source "$(dirname "$0")/gpu_common.sh"
@@ -33,6 +34,10 @@ rm -f "$out/last_test.txt"
   --benchmark_report_aggregates_only=true >"$out/bench_focus.txt" 2>&1
 if [ -n "${BPF_BENCH:-}" ]; then  # the filter's tick, e.g. BPF_BENCH='bpf/cuda/16777216'
   "$build/bin/bench_bpf" --benchmark_filter="$BPF_BENCH" >"$out/bench_bpf_focus.txt" 2>&1
+fi
+if [ -n "${KERNEL_TIMES:-}" ]; then  # space-separated bench_cuda filters, e.g. 'cuda/systematic/float/exact/16777216'
+  # shellcheck disable=SC2086
+  kernel_times_from $KERNEL_TIMES
 fi
 if [ -n "${KERNELS:-}" ]; then
   ncu_instruction_counts "$KERNELS" "${LAUNCHES:-1}" "${NCU_BENCH:?KERNELS needs NCU_BENCH, a bench_cuda filter}"

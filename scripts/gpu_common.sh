@@ -6,7 +6,8 @@
 # fixed log-weights per scheme and backend (a scheme a backend lacks prints its refusal's digest),
 # and ncu_instruction_counts KERNELS LAUNCHES BENCH: Nsight Compute on the kernels matching KERNELS
 # in bench_cuda's BENCH rows, its details page (ncu_details.txt) and its per-SASS-instruction counts
-# (source_sass.csv, for scripts/sass_regions.py), and run_sanitizer TOOL TEST FILTER SECONDS:
+# (source_sass.csv, for scripts/sass_regions.py), kernel_times_from BENCH...: each kernel's duration
+# as the benchmark runs it, and run_sanitizer TOOL TEST FILTER SECONDS:
 # compute-sanitizer's TOOL on TEST's gtest cases matching FILTER, as one line (exit status, the
 # tool's and gtest's totals) and, when it fails, the log's last 30 lines, with sanitizer_filter
 # TOOL TEST, the one table of what each GPU test runs under the tools.
@@ -45,6 +46,20 @@ ncu_instruction_counts() {
   ncu -i "$out/profile.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1
   ncu -i "$out/profile.ncu-rep" --page source --csv --print-source sass >"$out/source_sass.csv" 2>&1
   rm -f "$out/profile.ncu-rep"
+}
+
+# Per-kernel durations as the benchmark runs them (boost clocks, warm caches, unlike the profile
+# above): kernel_times_from BENCH... writes kernel_times.txt, each bench_cuda row's kernels in
+# launch order, microseconds, after 40 warm-up launches.
+kernel_times_from() {
+  local f
+  for f in "$@"; do
+    echo "== $f"
+    ncu --clock-control none --cache-control none --print-units base --metrics gpu__time_duration.sum --launch-skip 40 \
+      --launch-count 16 --csv "$build/bin/bench_cuda" --benchmark_filter="$f" --benchmark_min_time=0.05s 2>/dev/null |
+      awk -F'","' '/gpu__time_duration/ { sub(/\(.*/, "", $5); gsub(/"/, "", $NF); gsub(/,/, "", $NF);
+        printf "%-60s %8.1f\n", $5, $NF / 1000 }'
+  done >"$out/kernel_times.txt" 2>&1
 }
 
 run_sanitizer() {

@@ -265,6 +265,63 @@ TEST_F(CudaRawApi, BadInputWritesNothingAndIsReportedByCheck) {
   }
 }
 
+// The max pass reads 16-byte vectors from the first 16-byte boundary and the scalars around them
+// by themselves, and finds the offending index by a second read only when a block's flag falls:
+// every start offset (0..3 elements, so every alignment of float and double), the largest weight
+// and the first bad value at the head, the tail, a vector boundary and the middle, and rejection's
+// bound between two floats.
+template <class T>
+void max_pass_at_every_alignment(cudaStream_t stream) {
+  cuda::workspace ws(stream);
+  for (const std::size_t n : {std::size_t{5}, std::size_t{67}, std::size_t{70001}}) {
+    for (const std::size_t off : {0, 1, 2, 3}) {
+      for (const std::size_t p : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{4}, n / 2, n - 2,
+                                  n - 1}) {
+        SCOPED_TRACE(testing::Message() << "T size " << sizeof(T) << ", N = " << n << ", offset " << off << ", at " << p);
+        const auto base = log_weights(n + off, 1.0, static_cast<unsigned>(n + p));
+        std::vector<T> lw(base.begin(), base.end());
+        lw[off + p] = 3;  // the largest, here
+        cuda::host::device_vector<T> d_lw{std::span<const T>(lw)};
+        const std::span<const T> mine(lw.data() + off, n);
+        EXPECT_EQ(ws.log_sum_exp(d_lw.data() + off, n), cpu::log_sum_exp(cpu::serial{}, mine));
+        lw[off + p] = std::numeric_limits<T>::quiet_NaN();
+        if (p + 1 < n) lw[off + p + 1] = std::numeric_limits<T>::infinity();
+        d_lw = cuda::host::device_vector<T>{std::span<const T>(lw)};
+        try {
+          (void)ws.log_sum_exp(d_lw.data() + off, n);
+          ADD_FAILURE() << "NaN accepted";
+        } catch (const invalid_input& e) {
+          EXPECT_EQ(e.index(), p) << e.what();
+        }
+      }
+    }
+  }
+  // Rejection's bound in double, the weights in float: 1.0f lies above 1 - 2^-30 (which rounds to
+  // 1.0f), not above 1.
+  const std::size_t n = 70001;
+  std::vector<float> lw(n, 0.0f);
+  lw[40000] = 1.0f;
+  const cuda::host::device_vector<float> d_lw{std::span<const float>(lw)};
+  cuda::host::device_vector<std::int32_t> d_a(n);
+  options opt;
+  opt.rejection_log_bound = 1.0 - std::ldexp(1.0, -30);
+  ws.ancestors(scheme::rejection, d_lw.data(), n, key{}, 0, d_a.data(), opt);
+  try {
+    ws.check();
+    ADD_FAILURE() << "a log-weight above the bound accepted";
+  } catch (const invalid_input& e) {
+    EXPECT_EQ(e.index(), 40000u) << e.what();
+  }
+  opt.rejection_log_bound = 1.0;
+  ws.ancestors(scheme::rejection, d_lw.data(), n, key{}, 0, d_a.data(), opt);
+  EXPECT_NO_THROW(ws.check());
+}
+
+TEST_F(CudaRawApi, MaxPassFindsTheFirstBadValueAtEveryAlignment) {
+  max_pass_at_every_alignment<float>(stream_);
+  max_pass_at_every_alignment<double>(stream_);
+}
+
 // options::device_gate: a gate reading 0 makes every scheme's call write nothing and report no
 // error; a gate reading 1 gives the ungated bits. Both the one-block path (N <= 8192) and the
 // multi-pass one; ancestors and offspring (which honour it), cumulative and batched (which refuse it).

@@ -13,10 +13,12 @@
 // Later kernels return at once when the verdict is bad, so nothing is written.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <cub/block/block_reduce.cuh>
 
@@ -41,7 +43,7 @@ inline constexpr int items_per_thread = 8;
 inline constexpr int tile_items = block_threads * items_per_thread;
 inline constexpr int warps_per_tile = block_threads / 32;
 inline constexpr int finish_threads = 1024;
-inline constexpr int finish_items = 4;
+inline constexpr int finish_items = 8;
 
 inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
 inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
@@ -60,41 +62,101 @@ struct max_u64 {
 __device__ inline void flag_first(unsigned long long* slot, std::size_t i) { atomicMax(slot, ~static_cast<unsigned long long>(i)); }
 
 // ---------------------------------------------------------------------------------------------
-/// Runs of items_per_thread consecutive log-weights per thread, grid-stride; the max compared in T
-/// (exact, as in double), NaN / +inf caught by one comparison (!(x < inf)).
+/// The max pass's shape: 16-byte vectors, max_vectors of them in flight per thread, and one wave
+/// of blocks (max_blocks_per_sm per multiprocessor) striding over the array.
+inline constexpr int max_vectors = 4;
+inline constexpr int max_blocks_per_sm = 8;
+
+/// The current device's multiprocessor count, asked once per device (no synchronisation).
+int multiprocessor_count();
+
+/// max_i lw_i, and the first NaN / +inf and the first log-weight above `bound` (NaN: none).
+/// A warp's loads are 32 consecutive 16-byte vectors (the order of a max does not matter; max and
+/// the comparisons are exact), max_vectors of them in flight per thread. The loop does two
+/// instructions per log-weight: the max in T, and x <= limit folded into one flag, where limit =
+/// min(bound rounded down to T, the largest finite T) fails exactly for NaN, +inf and x > bound
+/// (for T = float: x > bound <=> x > bound rounded down to float, as x is a float). A block whose
+/// flag fell (bad input only) reads its share again to find the first offending indices.
 template <class T>
 __global__ void __launch_bounds__(block_threads)
     max_pass(const T* __restrict__ lw, std::size_t n, double bound, device_status* st) {
   if (st->code != 0) return;  // a closed gate (open_call)
+  using vector = std::conditional_t<sizeof(T) == 4, float4, double2>;
+  constexpr int per_vector = 16 / sizeof(T);
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  T limit;
+  if constexpr (sizeof(T) == 4) {
+    limit = fminf(__double2float_rd(bound), std::numeric_limits<float>::max());  // NaN bound: no bound
+  } else {
+    limit = fmin(bound, std::numeric_limits<double>::max());
+  }
+  // Scalars before the first 16-byte boundary and after the last whole vector, by block 0.
+  const std::size_t head =
+      min(n, ((16 - (reinterpret_cast<std::uintptr_t>(lw) & 15)) & 15) / sizeof(T));
+  const auto* v = reinterpret_cast<const vector*>(lw + head);
+  const std::size_t vectors = (n - head) / per_vector;
+  const std::size_t tail = head + vectors * per_vector;
+  const std::size_t stride = std::size_t{gridDim.x} * block_threads;
+  const std::size_t start = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
+  const auto scalar_at = [&](int j) -> std::size_t {  // block 0's j-th scalar, or n
+    if (blockIdx.x != 0) return n;
+    if (j < static_cast<int>(head)) return static_cast<std::size_t>(j);
+    return tail + (j - head) < n ? tail + (j - head) : n;
+  };
+  T best = -inf;
+  bool ok = true;
+  const auto take = [&](T x) {
+    best = max(best, x);  // ignores NaN
+    ok = ok && x <= limit;
+  };
+  const auto take_vector = [&](const vector& a) {
+    if constexpr (sizeof(T) == 4) {
+      take(a.x), take(a.y), take(a.z), take(a.w);
+    } else {
+      take(a.x), take(a.y);
+    }
+  };
+  std::size_t i = start;
+  for (; i + (max_vectors - 1) * stride < vectors; i += max_vectors * stride) {
+    vector a[max_vectors];
+#pragma unroll
+    for (int j = 0; j < max_vectors; ++j) a[j] = __ldg(v + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < max_vectors; ++j) take_vector(a[j]);
+  }
+  for (; i < vectors; i += stride) take_vector(__ldg(v + i));
+  if (threadIdx.x < 2 * per_vector) {
+    const std::size_t j = scalar_at(static_cast<int>(threadIdx.x));
+    if (j < n) take(lw[j]);
+  }
   using reduce = cub::BlockReduce<unsigned long long, block_threads>;
   __shared__ typename reduce::TempStorage tmp;
-  constexpr T inf = std::numeric_limits<T>::infinity();
-  T best = -inf;
-  unsigned long long bad = 0, above = 0;  // ~i of the first offending index, under max
-  const bool check_bound = !isnan(bound);
-  for (std::size_t first = (blockIdx.x * std::size_t{block_threads} + threadIdx.x) * items_per_thread; first < n;
-       first += std::size_t{gridDim.x} * block_threads * items_per_thread) {
-    T x[items_per_thread];
-    block::load_blocked(lw, first, n, x);
-#pragma unroll
-    for (int m = 0; m < items_per_thread; ++m) {
-      best = max(best, x[m]);  // ignores NaN; a +inf is caught below (padding is -inf)
-      if (!(x[m] < inf)) bad = max(bad, ~static_cast<unsigned long long>(first + m));
-    }
-    if (check_bound) {
-#pragma unroll
-      for (int m = 0; m < items_per_thread; ++m) {
-        if (static_cast<double>(x[m]) > bound) above = max(above, ~static_cast<unsigned long long>(first + m));
-      }
+  const unsigned long long best_key = reduce(tmp).Reduce(order_key(static_cast<double>(best)), max_u64{});
+  if (threadIdx.x == 0) atomicMax(&st->max_key, best_key);
+  if (!__syncthreads_or(!ok)) return;
+  // Bad input in this block's share: its indices, as ~i under max (the first wins).
+  unsigned long long bad = 0, above = 0;
+  const auto check = [&](T x, std::size_t index) {
+    if (!(x < inf)) bad = max(bad, ~static_cast<unsigned long long>(index));
+    if (static_cast<double>(x) > bound) above = max(above, ~static_cast<unsigned long long>(index));
+  };
+  for (i = start; i < vectors; i += stride) {
+    const vector a = __ldg(v + i);
+    const std::size_t first = head + i * per_vector;
+    if constexpr (sizeof(T) == 4) {
+      check(a.x, first), check(a.y, first + 1), check(a.z, first + 2), check(a.w, first + 3);
+    } else {
+      check(a.x, first), check(a.y, first + 1);
     }
   }
-  const unsigned long long best_key = reduce(tmp).Reduce(order_key(static_cast<double>(best)), max_u64{});
-  __syncthreads();
+  if (threadIdx.x < 2 * per_vector) {
+    const std::size_t j = scalar_at(static_cast<int>(threadIdx.x));
+    if (j < n) check(lw[j], j);
+  }
   bad = reduce(tmp).Reduce(bad, max_u64{});
   __syncthreads();
   above = reduce(tmp).Reduce(above, max_u64{});
   if (threadIdx.x == 0) {
-    atomicMax(&st->max_key, best_key);
     if (bad) atomicMax(&st->first_bad, bad);
     if (above) atomicMax(&st->first_above, above);
   }
@@ -151,6 +213,22 @@ struct finish_request {
   double* d_ess = nullptr;                ///< with lse and ess both: where the ESS goes
 };
 
+/// A 16-byte load and store of a u128 (the compiler splits u128 accesses into two 8-byte ones).
+__device__ inline u128 load_wide(const u128* p) {
+  const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(p);
+  return (static_cast<u128>(v.y) << 64) | v.x;
+}
+__device__ inline void store_wide(u128* p, u128 x) {
+  *reinterpret_cast<ulonglong2*>(p) = make_ulonglong2(static_cast<unsigned long long>(x),
+                                                      static_cast<unsigned long long>(x >> 64));
+}
+
+/// One block, whose latency is on every call's path. The tile sums go warp-striped: warp w takes
+/// the run of 32 x finish_items tiles from 32 finish_items w (a chunk), lane l its tiles 32 m + l,
+/// so that each load and store of a warp is 512 consecutive bytes. (Consecutive tiles per thread
+/// put its lanes 128 bytes apart: 32 cache lines per instruction, 40k cycles for 8192 tiles.) A
+/// warp scans its rows one shuffle scan each, carrying the rows' totals; one block scan of the warps'
+/// totals. Thread 0's loads of the status (the verdict's inputs) go out with the first chunk's.
 template <class T>
 __global__ void __launch_bounds__(finish_threads)
     finish_pass(const T* lw, std::size_t n, int fraction, double bound, device_status* st, u128* sums,
@@ -158,51 +236,74 @@ __global__ void __launch_bounds__(finish_threads)
   using wide = block::wide_sum<finish_threads>;
   __shared__ typename wide::TempStorage tmp;
   __shared__ int verdict;
+  constexpr std::size_t chunk = std::size_t{finish_threads} * finish_items;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  // tile of row m in the chunk from `base`: base + (threadIdx.x - lane) * finish_items + 32 m + lane
+  const std::size_t own = (threadIdx.x - lane) * std::size_t{finish_items} + lane;
+  u128 x[finish_items];
+  const auto load_chunk = [&](const u128* from, std::size_t base) {
+#pragma unroll
+    for (int m = 0; m < finish_items; ++m) {
+      const std::size_t t = base + own + 32 * m;
+      x[m] = t < tiles ? load_wide(from + t) : 0;
+    }
+  };
+  load_chunk(sums, 0);  // tile_pass left nothing to read when the verdict is bad: harmless, unused
   if (threadIdx.x == 0) {
+    const int code_in = st->code;
+    const unsigned long long first_bad = st->first_bad, first_above = st->first_above, max_key = st->max_key;
     int code = static_cast<int>(status_code::ok);
-    if (st->code == static_cast<int>(status_code::skipped)) {
-      code = st->code;
-    } else if (st->first_bad != 0) {
+    if (code_in == static_cast<int>(status_code::skipped)) {
+      code = code_in;
+    } else if (first_bad != 0) {
       code = static_cast<int>(status_code::bad_log_weight);
-      st->index = ~st->first_bad;
+      st->index = ~first_bad;
       st->value = static_cast<double>(lw[st->index]);
-    } else if (summary_failed(*st)) {
+    } else if (max_key <= order_key(-std::numeric_limits<double>::infinity())) {  // summary_failed
       code = static_cast<int>(status_code::all_weights_zero);
-    } else if (st->first_above != 0) {
+    } else if (first_above != 0) {
       code = static_cast<int>(status_code::above_bound);
-      st->index = ~st->first_above;
+      st->index = ~first_above;
       st->value = static_cast<double>(lw[st->index]);
     }
     st->code = code;
     st->n = n;
     st->fraction = fraction;
     st->bound = bound;
-    st->max_log_w = code == 0 ? static_cast<double>(static_cast<T>(from_order_key(st->max_key))) : 0.0;
+    st->max_log_w = code == 0 ? static_cast<double>(static_cast<T>(from_order_key(max_key))) : 0.0;
     verdict = code;
   }
   __syncthreads();
   if (verdict != 0) return;
-  // Chunks of finish_threads x finish_items tiles: thread t loads its finish_items consecutive
-  // sums into registers at once (one memory latency, not one per tile), one block scan, then
-  // writes their offsets; the chunk's total carries into the next.
+  // Chunk by chunk, the offsets written in place; the chunk's total carries into the next.
   u128 carry = 0;
-  for (std::size_t base = 0; base < tiles; base += std::size_t{finish_threads} * finish_items) {
-    const std::size_t first = base + threadIdx.x * std::size_t{finish_items};
-    u128 x[finish_items], run = 0;
+  for (std::size_t base = 0; base < tiles; base += chunk) {
+    if (base != 0) load_chunk(sums, base);
+    u128 warp_total = 0;
 #pragma unroll
-    for (int m = 0; m < finish_items; ++m) run += x[m] = first + m < tiles ? sums[first + m] : 0;
+    for (int m = 0; m < finish_items; ++m) {  // x[m] becomes the sum of the warp's tiles before it
+      const u128 inclusive = block::warp_inclusive_sum(x[m]);
+      const u128 row_total = block::warp_broadcast(inclusive, 31);
+      x[m] = warp_total + (inclusive - x[m]);
+      warp_total += row_total;
+    }
     u128 chunk_total;
-    u128 before = carry + wide::exclusive(tmp, run, chunk_total);
+    const u128 warps_before = wide::exclusive(tmp, lane == 0 ? warp_total : 0, chunk_total);
+    const u128 start = carry + block::warp_broadcast(warps_before, 0);
 #pragma unroll
     for (int m = 0; m < finish_items; ++m) {
-      if (first + m < tiles) sums[first + m] = before;
-      before += x[m];
+      const std::size_t t = base + own + 32 * m;
+      if (t < tiles) store_wide(sums + t, start + x[m]);
     }
     carry += chunk_total;
   }
   u128 sq = 0;
   if (squares) {
-    for (std::size_t t = threadIdx.x; t < tiles; t += finish_threads) sq += squares[t];
+    for (std::size_t base = 0; base < tiles; base += chunk) {
+      load_chunk(squares, base);
+#pragma unroll
+      for (int m = 0; m < finish_items; ++m) sq += x[m];
+    }
     sq = wide::sum(tmp, sq);
   }
   if (threadIdx.x == 0) {
@@ -246,7 +347,9 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
   const std::size_t tiles = tile_count(n);
   open_call<><<<1, 1, 0, stream>>>(st, gate);
   check_launch("open_call");
-  const unsigned max_blocks = static_cast<unsigned>(std::min<std::size_t>(tiles, 2048));
+  const std::size_t vector_rounds = (n * sizeof(T) / 16 + block_threads * max_vectors - 1) / (block_threads * max_vectors);
+  const auto max_blocks = static_cast<unsigned>(std::clamp<std::size_t>(
+      vector_rounds, 1, static_cast<std::size_t>(multiprocessor_count()) * max_blocks_per_sm));
   max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
   check_launch("max_pass");
   tile_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, st, sums, squares,
