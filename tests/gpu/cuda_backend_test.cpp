@@ -169,6 +169,55 @@ TEST(CudaBatched, BadSystemIsReportedWithItsLocalIndex) {
                invalid_input);
 }
 
+// The offsets checked on the device: by one block up to 2^16 systems, by a grid beyond (70000
+// systems of 3 particles). An empty system is named, with nothing written; offsets that do not end
+// at N are refused; good offsets give the CPU's bits.
+TEST(CudaBatched, OffsetsCheckedOnTheDeviceForFewAndManySystems) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  cuda::workspace ws;
+  for (const std::size_t systems : {std::size_t{10}, std::size_t{70000}}) {
+    SCOPED_TRACE(testing::Message() << systems << " systems");
+    const std::size_t n = 3 * systems;
+    const auto lw = log_weights(n, 1.0, 8);
+    std::vector<std::uint64_t> offsets(systems + 1);
+    for (std::size_t b = 0; b <= systems; ++b) offsets[b] = 3 * b;
+    const std::vector<std::size_t> host_offsets(offsets.begin(), offsets.end());
+    std::vector<std::int32_t> cpu_a(n);
+    cpu::ancestors_batched(cpu::serial{}, scheme::stratified, view(lw), view(host_offsets), key{3, 1}, 2,
+                           std::span<std::int32_t>(cpu_a));
+    const cuda::host::device_vector<double> d_lw(view(lw));
+    const std::vector<std::int32_t> poison(n, -7);
+    cuda::host::device_vector<std::int32_t> d_a(view(poison));
+    cuda::host::device_vector<std::uint64_t> d_off(view(offsets));
+    ws.ancestors_batched(scheme::stratified, d_lw.data(), d_off.data(), systems, n, key{3, 1}, 2, d_a.data());
+    ws.check();
+    std::vector<std::int32_t> a(n);
+    d_a.copy_to(std::span<std::int32_t>(a));
+    EXPECT_EQ(a, cpu_a);
+    d_a = cuda::host::device_vector<std::int32_t>(view(poison));
+    const std::size_t empty = systems - 3;
+    auto bad = offsets;
+    bad[empty + 1] = bad[empty];
+    d_off = cuda::host::device_vector<std::uint64_t>(view(bad));
+    ws.ancestors_batched(scheme::systematic, d_lw.data(), d_off.data(), systems, n, key{}, 0, d_a.data());
+    try {
+      ws.check();
+      ADD_FAILURE() << "accepted an empty system";
+    } catch (const invalid_input& e) {
+      EXPECT_EQ(e.index(), empty) << e.what();
+    }
+    d_a.copy_to(std::span<std::int32_t>(a));
+    EXPECT_EQ(a, poison) << "wrote output";
+    bad = offsets;
+    bad[systems] = n - 1;
+    d_off = cuda::host::device_vector<std::uint64_t>(view(bad));
+    ws.ancestors_batched(scheme::systematic, d_lw.data(), d_off.data(), systems, n, key{}, 0, d_a.data());
+    EXPECT_THROW(ws.check(), invalid_input);
+    d_a.copy_to(std::span<std::int32_t>(a));
+    EXPECT_EQ(a, poison) << "wrote output";
+  }
+}
+
 /// Weights that give every offspring to one particle, or to a few in one tile: one block writes
 /// all N ancestors. (The CDF schemes: Metropolis, Megopolis and rejection chains would wander
 /// ~10^5 steps each among 300000 zero weights -- hours on the serial CPU side.)
@@ -277,7 +326,8 @@ void max_pass_at_every_alignment(cudaStream_t stream) {
     for (const std::size_t off : {0, 1, 2, 3}) {
       for (const std::size_t p : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{4}, n / 2, n - 2,
                                   n - 1}) {
-        SCOPED_TRACE(testing::Message() << "T size " << sizeof(T) << ", N = " << n << ", offset " << off << ", at " << p);
+        SCOPED_TRACE(testing::Message() << sizeof(T) << "-byte weights, N = " << n << ", offset " << off << ", at "
+                                        << p);
         const auto base = log_weights(n + off, 1.0, static_cast<unsigned>(n + p));
         std::vector<T> lw(base.begin(), base.end());
         lw[off + p] = 3;  // the largest, here

@@ -51,7 +51,7 @@ struct device_status {
   std::uint32_t step;              ///< the call's Philox step (options::device_step or the argument)
   std::uint32_t shared_word;       ///< systematic's U: the first word of Philox at (shared_index, step)
   std::uint32_t exp_mode;          ///< 1: options::fast_exp (the weights by ex2.approx), else 0
-  std::uint32_t unused;             ///< keeps the size a multiple of 8
+  std::uint32_t blocks_done;        ///< the batched call: blocks finished (the last one writes the verdict)
 };
 
 /// Waits for `stream`, reads the verdict at the start of `d_temp` and throws invalid_input (with

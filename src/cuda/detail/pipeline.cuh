@@ -347,7 +347,8 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
   const std::size_t tiles = tile_count(n);
   open_call<><<<1, 1, 0, stream>>>(st, gate);
   check_launch("open_call");
-  const std::size_t vector_rounds = (n * sizeof(T) / 16 + block_threads * max_vectors - 1) / (block_threads * max_vectors);
+  constexpr std::size_t per_round = std::size_t{block_threads} * max_vectors;  // vectors a block loads at once
+  const std::size_t vector_rounds = (n * sizeof(T) / 16 + per_round - 1) / per_round;
   const auto max_blocks = static_cast<unsigned>(std::clamp<std::size_t>(
       vector_rounds, 1, static_cast<std::size_t>(multiprocessor_count()) * max_blocks_per_sm));
   max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
