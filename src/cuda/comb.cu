@@ -51,6 +51,10 @@ __global__ void __launch_bounds__(block_threads, 3)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets,
               const u128* warp_offsets, key k, step_source step_from, std::uint32_t host_U,
               const std::uint32_t* __restrict__ P, Index* a) {
+  const std::size_t begin = blockIdx.x * std::size_t{tile_items};
+  T x[items_per_thread];
+  block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);  // while the passes before end
+  wait_for_previous_kernel();
   if (st->code != 0) return;
   const std::uint32_t step = step_from.get();
   // systematic's u: drawn on the host, unless the step is only known on the device
@@ -65,7 +69,6 @@ __global__ void __launch_bounds__(block_threads, 3)
   auto* const O_s = reinterpret_cast<std::uint32_t*>(words + stage_words);
   __shared__ std::uint64_t O_begin;
   __shared__ tile_writer::TempStorage<block_threads> writer;
-  const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   if (threadIdx.x == 0) writer.heavy_count = 0;
   const u128 offset = offsets[blockIdx.x];
   const int fraction = st->fraction;
@@ -73,8 +76,6 @@ __global__ void __launch_bounds__(block_threads, 3)
   const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
   std::uint32_t O[items_per_thread];
   const auto emit = [&O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
-  T x[items_per_thread];
-  block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);
   const u128 C_warp = offset + warp_offsets[blockIdx.x * std::size_t{warps_per_tile} + (threadIdx.x >> 5)];
   using estimate = comb_estimate<items_per_thread>;
   using run = comb_run<items_per_thread>;
@@ -173,19 +174,17 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   const unsigned grid = static_cast<unsigned>(tiles);
   if (sorted) {
     points_before_strata(points_temp, n, k, step, st, P, stream);
-    comb_pass<T, Index, comb_kind::multinomial_sorted><<<grid, block_threads, 0, stream>>>(lw, n, st, sums,
-                                                                                             warp_offsets, k, step,
-                                                                                             0, P, a);
+    launch_early("comb_pass", comb_pass<T, Index, comb_kind::multinomial_sorted>, grid, block_threads, stream, lw, n,
+                 st, sums, warp_offsets, k, step, 0u, P, a);
   } else if (s == scheme::stratified) {
-    comb_pass<T, Index, comb_kind::stratified><<<grid, block_threads, 0, stream>>>(lw, n, st, sums, warp_offsets, k,
-                                                                                     step, 0, nullptr, a);
+    launch_early("comb_pass", comb_pass<T, Index, comb_kind::stratified>, grid, block_threads, stream, lw, n, st, sums,
+                 warp_offsets, k, step, 0u, nullptr, a);
   } else {
     // systematic's u, drawn once on the host (0 and unused when the step is on the device)
     const std::uint32_t U = step.device ? 0 : philox_stream(k, shared_index, step.value).next();
-    comb_pass<T, Index, comb_kind::systematic><<<grid, block_threads, 0, stream>>>(lw, n, st, sums, warp_offsets, k,
-                                                                                     step, U, nullptr, a);
+    launch_early("comb_pass", comb_pass<T, Index, comb_kind::systematic>, grid, block_threads, stream, lw, n, st, sums,
+                 warp_offsets, k, step, U, nullptr, a);
   }
-  check_launch("comb_pass");
   return c.bytes();
 }
 

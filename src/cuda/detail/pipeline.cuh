@@ -45,9 +45,53 @@ inline constexpr int warps_per_tile = block_threads / 32;
 inline constexpr int finish_threads = 1024;
 inline constexpr int finish_items = 8;
 
+/// The current device's multiprocessor count, asked once per device (no synchronisation).
+int multiprocessor_count();
+/// Whether the current device has programmatic dependent launch (compute capability >= 9.0).
+bool programmatic_launch_supported();
+
 inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
 inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
   return static_cast<unsigned>((threads + block - 1) / block);
+}
+
+// Programmatic dependent launch (Hopper): a kernel enqueued by launch_early may start before the
+// kernel ahead of it in the stream has finished, once every block of that one has let it
+// (let_next_kernel_launch, or its exit). It may read its inputs that the call's kernels do not
+// write (the log-weights) at once, and must wait_for_previous_kernel before anything else: that
+// waits for the previous kernel to finish and its writes to be visible, and so, as each kernel of
+// the chain waits likewise, for every kernel before it. Without launch_early both are no-ops.
+__device__ inline void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ inline void let_next_kernel_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Enqueues kernel<<<grid, block, 0, stream>>>(args...), allowed to start early (above) where the
+/// device has programmatic dependent launch and the stream is not being captured (a captured call
+/// keeps plain edges, which every graph, conditional bodies included, takes).
+template <class... Params, class... Args>
+void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
+                  Args... args) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  cudaLaunchAttribute early{};
+  early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  early.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  if (capture == cudaStreamCaptureStatusNone && programmatic_launch_supported()) {
+    config.attrs = &early;
+    config.numAttrs = 1;
+  }
+  check(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...), std::string("launch of ").append(name).c_str());
 }
 
 __device__ inline bool summary_failed(const device_status& st) {
@@ -67,8 +111,6 @@ __device__ inline void flag_first(unsigned long long* slot, std::size_t i) { ato
 inline constexpr int max_vectors = 4;
 inline constexpr int max_blocks_per_sm = 8;
 
-/// The current device's multiprocessor count, asked once per device (no synchronisation).
-int multiprocessor_count();
 
 /// max_i lw_i, and the first NaN / +inf and the first log-weight above `bound` (NaN: none).
 /// A warp's loads are 32 consecutive 16-byte vectors (the order of a max does not matter; max and
@@ -80,6 +122,8 @@ int multiprocessor_count();
 template <class T>
 __global__ void __launch_bounds__(block_threads)
     max_pass(const T* __restrict__ lw, std::size_t n, double bound, device_status* st) {
+  wait_for_previous_kernel();  // open_call's status
+  let_next_kernel_launch();  // one wave: tile_pass's blocks may take what this one leaves
   if (st->code != 0) return;  // a closed gate (open_call)
   using vector = std::conditional_t<sizeof(T) == 4, float4, double2>;
   constexpr int per_vector = 16 / sizeof(T);
@@ -169,13 +213,15 @@ template <class T>
 __global__ void __launch_bounds__(block_threads)
     tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, const device_status* st, u128* sums,
               u128* squares, u128* warp_offsets) {
-  if (summary_failed(*st)) return;
   using wide = block::wide_sum<block_threads>;
   __shared__ typename wide::TempStorage tmp;
   const std::size_t tile = gridDim.x - 1 - blockIdx.x;
-  const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   T x[items_per_thread];
-  block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);
+  block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);  // before the max is known
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
+  if (summary_failed(*st)) return;
+  const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   double w[items_per_thread];
   u128 sum = quantised_weights(x, max_lw, fraction, w);
   if (squares) {
@@ -240,6 +286,8 @@ __global__ void __launch_bounds__(finish_threads)
   const int lane = static_cast<int>(threadIdx.x & 31);
   // tile of row m in the chunk from `base`: base + (threadIdx.x - lane) * finish_items + 32 m + lane
   const std::size_t own = (threadIdx.x - lane) * std::size_t{finish_items} + lane;
+  wait_for_previous_kernel();
+  let_next_kernel_launch();  // the comb's blocks may load their log-weights on the other multiprocessors
   u128 x[finish_items];
   const auto load_chunk = [&](const u128* from, std::size_t base) {
 #pragma unroll
@@ -351,13 +399,11 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
   const std::size_t vector_rounds = (n * sizeof(T) / 16 + per_round - 1) / per_round;
   const auto max_blocks = static_cast<unsigned>(std::clamp<std::size_t>(
       vector_rounds, 1, static_cast<std::size_t>(multiprocessor_count()) * max_blocks_per_sm));
-  max_pass<T><<<max_blocks, block_threads, 0, stream>>>(lw, n, bound, st);
-  check_launch("max_pass");
-  tile_pass<T><<<static_cast<unsigned>(tiles), block_threads, 0, stream>>>(lw, n, fraction, st, sums, squares,
-                                                                            warp_offsets);
-  check_launch("tile_pass");
-  finish_pass<T><<<1, finish_threads, 0, stream>>>(lw, n, fraction, bound, st, sums, squares, tiles, req);
-  check_launch("finish_pass");
+  launch_early("max_pass", max_pass<T>, max_blocks, block_threads, stream, lw, n, bound, st);
+  launch_early("tile_pass", tile_pass<T>, static_cast<unsigned>(tiles), block_threads, stream, lw, n, fraction, st,
+               sums, squares, warp_offsets);
+  launch_early("finish_pass", finish_pass<T>, 1, finish_threads, stream, lw, n, fraction, bound, st, sums, squares,
+               tiles, req);
 }
 
 // ---------------------------------------------------------------------------------------------
