@@ -122,6 +122,7 @@ __global__ void __launch_bounds__(block_threads, Comb ? 3 : 4)
                  std::size_t total, key k, std::uint32_t step, Index* a, options_view opt, device_status* st) {
   using resampler = block::resampler<T, Index, block_threads>;
   __shared__ typename resampler::TempStorage tmp;
+  wait_for_previous_kernel();  // the opening's status
   [&] {  // the block's system; its returns are the block's, all threads together
     if (st->code != 0 || st->first_bad != 0) return;
     resampler r(tmp);
@@ -181,6 +182,7 @@ __global__ void __launch_bounds__(32 * warps_per_block, 4)
                       std::size_t total, key k, std::uint32_t step, Index* a, double bound, device_status* st) {
   using resampler = warp::resampler<T, Index, 8, 4>;  // 8 items per lane, 1024 particles resident
   __shared__ typename resampler::TempStorage tmp[warps_per_block];
+  wait_for_previous_kernel();  // the opening's status
   [&] {  // the warp's system; its returns are the warp's (no block barriers inside)
     if (st->code != 0 || st->first_bad != 0) return;
     const std::size_t b = blockIdx.x * std::size_t{warps_per_block} + threadIdx.x / 32;
@@ -239,16 +241,15 @@ void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
   const bool comb = s == scheme::systematic || s == scheme::stratified;
   if (comb && n <= systems * detail::warp_systems_up_to) {
     const auto blocks = static_cast<unsigned>((systems + detail::warps_per_block - 1) / detail::warps_per_block);
-    detail::batched_warp_pass<T, Index><<<blocks, 32 * detail::warps_per_block, 0, stream>>>(
-        s == scheme::stratified, lw, offsets, systems, n, k, step, a, view.bound, st);
+    detail::launch_early("batched_warp_pass", detail::batched_warp_pass<T, Index>, blocks, 32 * detail::warps_per_block,
+                         0, stream, s == scheme::stratified, lw, offsets, systems, n, k, step, a, view.bound, st);
   } else if (comb) {
-    detail::batched_pass<T, Index, true><<<static_cast<unsigned>(systems), detail::block_threads, 0, stream>>>(
-        s, lw, offsets, systems, n, k, step, a, view, st);
+    detail::launch_early("batched_pass", detail::batched_pass<T, Index, true>, static_cast<unsigned>(systems),
+                         detail::block_threads, 0, stream, s, lw, offsets, systems, n, k, step, a, view, st);
   } else {
-    detail::batched_pass<T, Index, false><<<static_cast<unsigned>(systems), detail::block_threads, 0, stream>>>(
-        s, lw, offsets, systems, n, k, step, a, view, st);
+    detail::launch_early("batched_pass", detail::batched_pass<T, Index, false>, static_cast<unsigned>(systems),
+                         detail::block_threads, 0, stream, s, lw, offsets, systems, n, k, step, a, view, st);
   }
-  check_launch("batched_pass");
 }
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                           \

@@ -174,16 +174,16 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   const unsigned grid = static_cast<unsigned>(tiles);
   if (sorted) {
     points_before_strata(points_temp, n, k, step, st, P, stream);
-    launch_early("comb_pass", comb_pass<T, Index, comb_kind::multinomial_sorted>, grid, block_threads, stream, lw, n,
-                 st, sums, warp_offsets, k, step, 0u, P, a);
+    launch_early("comb_pass", comb_pass<T, Index, comb_kind::multinomial_sorted>, grid, block_threads, 0, stream, lw,
+                 n, st, sums, warp_offsets, k, step, 0u, P, a);
   } else if (s == scheme::stratified) {
-    launch_early("comb_pass", comb_pass<T, Index, comb_kind::stratified>, grid, block_threads, stream, lw, n, st, sums,
-                 warp_offsets, k, step, 0u, nullptr, a);
+    launch_early("comb_pass", comb_pass<T, Index, comb_kind::stratified>, grid, block_threads, 0, stream, lw, n, st,
+                 sums, warp_offsets, k, step, 0u, nullptr, a);
   } else {
     // systematic's u, drawn once on the host (0 and unused when the step is on the device)
     const std::uint32_t U = step.device ? 0 : philox_stream(k, shared_index, step.value).next();
-    launch_early("comb_pass", comb_pass<T, Index, comb_kind::systematic>, grid, block_threads, stream, lw, n, st, sums,
-                 warp_offsets, k, step, U, nullptr, a);
+    launch_early("comb_pass", comb_pass<T, Index, comb_kind::systematic>, grid, block_threads, 0, stream, lw, n, st,
+                 sums, warp_offsets, k, step, U, nullptr, a);
   }
   return c.bytes();
 }

@@ -35,8 +35,8 @@ __host__ __device__ constexpr int padded_stratum(int s) { return s + (s >> 5); }
 __global__ void __launch_bounds__(points_threads)
     level1_pass(sorted_points layout, key k, step_source step_from, const device_status* st, std::uint32_t* rows,
                 unsigned* finished) {
-  if (st->code != 0) return;
-  if (blockIdx.x == 0 && threadIdx.x == 0) *finished = 0;  // super_bin_pass's counter, in stream order
+  // The balls depend on neither the weights nor the verdict: counted before the wait, while the
+  // summary's last kernel (one block) runs.
   __shared__ std::uint32_t count[max_super_bins];
   const std::uint32_t G = layout.super_bins();
   for (std::uint32_t g = threadIdx.x; g < G; g += points_threads) count[g] = 0;
@@ -54,6 +54,10 @@ __global__ void __launch_bounds__(points_threads)
     }
   }
   __syncthreads();
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
+  if (st->code != 0) return;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *finished = 0;  // super_bin_pass's counter, in stream order
   for (std::uint32_t g = threadIdx.x; g < G; g += points_threads) rows[std::size_t{blockIdx.x} * G + g] = count[g];
 }
 
@@ -61,6 +65,8 @@ __global__ void __launch_bounds__(points_threads)
     super_bin_pass(sorted_points layout, unsigned rows_count, const std::uint32_t* __restrict__ rows,
                    const device_status* st, std::uint32_t* super_count, std::uint32_t* super_before,
                    unsigned* finished) {
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
   if (st->code != 0) return;
   const std::uint32_t G = layout.super_bins();
   const std::uint32_t g = blockIdx.x * points_threads + threadIdx.x;
@@ -100,6 +106,8 @@ __global__ void __launch_bounds__(points_threads)
     level2_pass(sorted_points layout, key k, step_source step_from, const device_status* st,
                 const std::uint32_t* __restrict__ super_count, const std::uint32_t* __restrict__ super_before,
                 std::uint32_t* P) {
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
   if (st->code != 0) return;
   using scan = cub::BlockScan<std::uint32_t, points_threads>;
   extern __shared__ std::uint32_t count[];  // one slice: min(W, slice_strata) counters, padded
@@ -164,15 +172,14 @@ std::size_t points_before_strata(void* d_temp, std::size_t n, key k, step_source
   auto* super_before = c.take<std::uint32_t>(G);
   auto* finished = c.take<unsigned>(1);
   if (d_temp == nullptr) return c.bytes();
-  level1_pass<<<rows_count, points_threads, 0, stream>>>(layout, k, step, st, rows, finished);
-  check_launch("level1_pass");
-  super_bin_pass<<<grid_for(G, points_threads), points_threads, 0, stream>>>(layout, rows_count, rows, st,
-                                                                             super_count, super_before, finished);
-  check_launch("super_bin_pass");
+  launch_early("level1_pass", level1_pass, rows_count, points_threads, 0, stream, layout, k, step, st, rows,
+               finished);
+  launch_early("super_bin_pass", super_bin_pass, grid_for(G, points_threads), points_threads, 0, stream, layout,
+               rows_count, rows, st, super_count, super_before, finished);
   const int slice = static_cast<int>(std::min<std::uint64_t>(layout.width(), slice_strata));
   const std::size_t slice_bytes = (padded_stratum(slice - 1) + 1) * sizeof(std::uint32_t);
-  level2_pass<<<G, points_threads, slice_bytes, stream>>>(layout, k, step, st, super_count, super_before, P);
-  check_launch("level2_pass");
+  launch_early("level2_pass", level2_pass, G, points_threads, slice_bytes, stream, layout, k, step, st, super_count,
+               super_before, P);
   return c.bytes();
 }
 

@@ -72,12 +72,12 @@ __device__ inline void let_next_kernel_launch() {
 #endif
 }
 
-/// Enqueues kernel<<<grid, block, 0, stream>>>(args...), allowed to start early (above) where the
-/// device has programmatic dependent launch and the stream is not being captured (a captured call
-/// keeps plain edges, which every graph, conditional bodies included, takes).
+/// Enqueues kernel<<<grid, block, shared, stream>>>(args...), allowed to start early (above)
+/// where the device has programmatic dependent launch and the stream is not being captured (a
+/// captured call keeps plain edges, which every graph, conditional bodies included, takes).
 template <class... Params, class... Args>
-void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
-                  Args... args) {
+void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared,
+                  cudaStream_t stream, Args... args) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
   cudaLaunchAttribute early{};
@@ -86,12 +86,14 @@ void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 b
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
+  config.dynamicSmemBytes = shared;
   config.stream = stream;
   if (capture == cudaStreamCaptureStatusNone && programmatic_launch_supported()) {
     config.attrs = &early;
     config.numAttrs = 1;
   }
-  check(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...), std::string("launch of ").append(name).c_str());
+  const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+  check(launched, std::string("launch of ").append(name).c_str());
 }
 
 __device__ inline bool summary_failed(const device_status& st) {
@@ -399,11 +401,11 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
   const std::size_t vector_rounds = (n * sizeof(T) / 16 + per_round - 1) / per_round;
   const auto max_blocks = static_cast<unsigned>(std::clamp<std::size_t>(
       vector_rounds, 1, static_cast<std::size_t>(multiprocessor_count()) * max_blocks_per_sm));
-  launch_early("max_pass", max_pass<T>, max_blocks, block_threads, stream, lw, n, bound, st);
-  launch_early("tile_pass", tile_pass<T>, static_cast<unsigned>(tiles), block_threads, stream, lw, n, fraction, st,
-               sums, squares, warp_offsets);
-  launch_early("finish_pass", finish_pass<T>, 1, finish_threads, stream, lw, n, fraction, bound, st, sums, squares,
-               tiles, req);
+  launch_early("max_pass", max_pass<T>, max_blocks, block_threads, 0, stream, lw, n, bound, st);
+  launch_early("tile_pass", tile_pass<T>, static_cast<unsigned>(tiles), block_threads, 0, stream, lw, n, fraction,
+               st, sums, squares, warp_offsets);
+  launch_early("finish_pass", finish_pass<T>, 1, finish_threads, 0, stream, lw, n, fraction, bound, st, sums,
+               squares, tiles, req);
 }
 
 // ---------------------------------------------------------------------------------------------
