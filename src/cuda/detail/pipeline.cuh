@@ -47,7 +47,7 @@ inline constexpr int finish_items = 8;
 
 /// The current device's multiprocessor count, asked once per device (no synchronisation).
 int multiprocessor_count();
-/// Whether the current device has programmatic dependent launch (compute capability >= 9.0).
+/// Whether the current device has programmatic dependent launch (compute capability 9.0 and later).
 bool programmatic_launch_supported();
 
 inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
@@ -72,9 +72,24 @@ __device__ inline void let_next_kernel_launch() {
 #endif
 }
 
+/// Whether the code the device runs for `kernel` has the waits above: PTX for sm_90 or later. A
+/// build for older architectures only, JIT-compiled for a Hopper GPU, has not, and its kernels
+/// must not start early. Asked once (the library's kernels share one build, and every device that
+/// can start kernels early picks the same code).
+template <class... Params>
+bool compiled_with_waits(void (*kernel)(Params...)) {
+  static const bool yes = [kernel] {
+    cudaFuncAttributes attributes{};
+    check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes");
+    return attributes.ptxVersion >= 90;
+  }();
+  return yes;
+}
+
 /// Enqueues kernel<<<grid, block, shared, stream>>>(args...), allowed to start early (above)
-/// where the device has programmatic dependent launch and the stream is not being captured (a
-/// captured call keeps plain edges, which every graph, conditional bodies included, takes).
+/// where the device has programmatic dependent launch, the kernel was compiled with the waits, and
+/// the stream is not being captured (a captured call keeps plain edges, which every graph,
+/// conditional bodies included, takes).
 template <class... Params, class... Args>
 void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared,
                   cudaStream_t stream, Args... args) {
@@ -88,11 +103,12 @@ void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 b
   config.blockDim = block;
   config.dynamicSmemBytes = shared;
   config.stream = stream;
-  if (capture == cudaStreamCaptureStatusNone && programmatic_launch_supported()) {
+  if (capture == cudaStreamCaptureStatusNone && programmatic_launch_supported() && compiled_with_waits(kernel)) {
     config.attrs = &early;
     config.numAttrs = 1;
   }
   const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+  if (launched != cudaSuccess) (void)cudaGetLastError();  // not left for the next call's check_launch
   check(launched, std::string("launch of ").append(name).c_str());
 }
 
