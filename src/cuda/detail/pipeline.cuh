@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(finish_threads)
   // tile of row m in the chunk from `base`: base + (threadIdx.x - lane) * finish_items + 32 m + lane
   const std::size_t own = (threadIdx.x - lane) * std::size_t{finish_items} + lane;
   wait_for_previous_kernel();
-  let_next_kernel_launch();  // the comb's blocks may load their log-weights on the other multiprocessors
+  let_next_kernel_launch();  // the next kernel (the comb, level 1) may start on the other multiprocessors
   u128 x[finish_items];
   const auto load_chunk = [&](const u128* from, std::size_t base) {
 #pragma unroll
