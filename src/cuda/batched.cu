@@ -28,18 +28,26 @@ namespace {
 constexpr std::size_t open_one_block_up_to = std::size_t{1} << 16;
 constexpr int open_threads = 1024;
 
+/// The offsets' two rules (the CPU's host check): they run from 0 to N, and system b is not empty.
+__device__ inline bool offsets_span_wrong(const std::uint64_t* offsets, std::size_t systems, std::size_t n) {
+  return offsets[0] != 0 || offsets[systems] != n;
+}
+__device__ inline bool system_empty(const std::uint64_t* offsets, std::size_t b) {
+  return offsets[b + 1] <= offsets[b];
+}
+
 __global__ void __launch_bounds__(open_threads)
     open_batched(const std::uint64_t* offsets, std::size_t systems, std::size_t n, device_status* st) {
   unsigned long long bad = 0;  // ~b for the first empty system b, under max
   for (std::size_t b = threadIdx.x; b < systems; b += open_threads) {
-    if (offsets[b + 1] <= offsets[b]) bad = max(bad, ~static_cast<unsigned long long>(b));
+    if (system_empty(offsets, b)) bad = max(bad, ~static_cast<unsigned long long>(b));
   }
   using reduce = cub::BlockReduce<unsigned long long, open_threads>;
   __shared__ typename reduce::TempStorage tmp;
   bad = reduce(tmp).Reduce(bad, max_u64{});
   if (threadIdx.x == 0) {
     device_status s{};
-    if (offsets[0] != 0 || offsets[systems] != n) s.code = static_cast<int>(status_code::batch_offsets);
+    if (offsets_span_wrong(offsets, systems, n)) s.code = static_cast<int>(status_code::batch_offsets);
     s.first_bad = bad;
     *st = s;
   }
@@ -48,8 +56,8 @@ __global__ void __launch_bounds__(open_threads)
 __global__ void check_offsets_pass(const std::uint64_t* offsets, std::size_t systems, std::size_t n,
                                    device_status* st) {
   const std::size_t b = blockIdx.x * std::size_t{block_threads} + threadIdx.x;
-  if (b == 0 && (offsets[0] != 0 || offsets[systems] != n)) st->code = static_cast<int>(status_code::batch_offsets);
-  if (b < systems && offsets[b + 1] <= offsets[b]) flag_first(&st->first_bad, b);
+  if (b == 0 && offsets_span_wrong(offsets, systems, n)) st->code = static_cast<int>(status_code::batch_offsets);
+  if (b < systems && system_empty(offsets, b)) flag_first(&st->first_bad, b);
 }
 
 /// The options a batched kernel needs, as plain data.

@@ -112,9 +112,11 @@ void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 b
   check(launched, std::string("launch of ").append(name).c_str());
 }
 
-__device__ inline bool summary_failed(const device_status& st) {
-  return st.first_bad != 0 || st.max_key <= order_key(-std::numeric_limits<double>::infinity());
+/// The max pass found a NaN / +inf, or every weight is zero.
+__device__ inline bool summary_failed(unsigned long long first_bad, unsigned long long max_key) {
+  return first_bad != 0 || max_key <= order_key(-std::numeric_limits<double>::infinity());
 }
+__device__ inline bool summary_failed(const device_status& st) { return summary_failed(st.first_bad, st.max_key); }
 
 struct max_u64 {
   __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a > b ? a : b; }
@@ -198,7 +200,7 @@ __global__ void __launch_bounds__(block_threads)
   if (!__syncthreads_or(!ok)) return;
   // Bad input in this block's share: its indices, as ~i under max (the first wins).
   unsigned long long bad = 0, above = 0;
-  const auto check = [&](T x, std::size_t index) {
+  const auto record = [&](T x, std::size_t index) {
     if (!(x < inf)) bad = max(bad, ~static_cast<unsigned long long>(index));
     if (static_cast<double>(x) > bound) above = max(above, ~static_cast<unsigned long long>(index));
   };
@@ -206,14 +208,14 @@ __global__ void __launch_bounds__(block_threads)
     const vector a = __ldg(v + i);
     const std::size_t first = head + i * per_vector;
     if constexpr (sizeof(T) == 4) {
-      check(a.x, first), check(a.y, first + 1), check(a.z, first + 2), check(a.w, first + 3);
+      record(a.x, first), record(a.y, first + 1), record(a.z, first + 2), record(a.w, first + 3);
     } else {
-      check(a.x, first), check(a.y, first + 1);
+      record(a.x, first), record(a.y, first + 1);
     }
   }
   if (threadIdx.x < 2 * per_vector) {
     const std::size_t j = scalar_at(static_cast<int>(threadIdx.x));
-    if (j < n) check(lw[j], j);
+    if (j < n) record(lw[j], j);
   }
   bad = reduce(tmp).Reduce(bad, max_u64{});
   __syncthreads();
@@ -325,7 +327,7 @@ __global__ void __launch_bounds__(finish_threads)
       code = static_cast<int>(status_code::bad_log_weight);
       st->index = ~first_bad;
       st->value = static_cast<double>(lw[st->index]);
-    } else if (max_key <= order_key(-std::numeric_limits<double>::infinity())) {  // summary_failed
+    } else if (summary_failed(first_bad, max_key)) {  // first_bad is 0 here: all weights zero
       code = static_cast<int>(status_code::all_weights_zero);
     } else if (first_above != 0) {
       code = static_cast<int>(status_code::above_bound);
