@@ -16,9 +16,7 @@ log="$out/focus_checks.txt"
     ${BPF_BENCH:+bench_bpf}
   for t in cuda_backend_test cuda_parity_test cuda_backend_api_test bpf_cuda_test; do
     echo "== $t"
-    timeout 300 "$build/bin/$t" >"$out/last_test.txt" 2>&1
-    grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/last_test.txt"
-    grep -E 'Failure' -A6 "$out/last_test.txt" | head -40
+    run_gtest "$t" 300
   done
   echo "== compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
@@ -29,15 +27,14 @@ log="$out/focus_checks.txt"
   echo "== digests (5 draws, 20000 log-weights)"
   print_digests "systematic stratified multinomial-sorted" "cpu cuda"
 } >"$log" 2>&1
-rm -f "$out/last_test.txt"
 "$build/bin/bench_cuda" --benchmark_filter="${BENCH:-cuda/(systematic|stratified|copy)/}" --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true >"$out/bench_focus.txt" 2>&1
 if [ -n "${BPF_BENCH:-}" ]; then  # the filter's tick, e.g. BPF_BENCH='bpf/cuda/16777216'
   "$build/bin/bench_bpf" --benchmark_filter="$BPF_BENCH" >"$out/bench_bpf_focus.txt" 2>&1
 fi
 if [ -n "${KERNEL_TIMES:-}" ]; then  # space-separated bench_cuda filters, e.g. 'cuda/systematic/float/exact/16777216'
-  # shellcheck disable=SC2086
-  kernel_times_from $KERNEL_TIMES
+  read -ra kernel_time_filters <<<"$KERNEL_TIMES"  # split on spaces, never globbed
+  kernel_times_from "${kernel_time_filters[@]}"
 fi
 if [ -n "${KERNELS:-}" ]; then
   ncu_instruction_counts "$KERNELS" "${LAUNCHES:-1}" "${NCU_BENCH:?KERNELS needs NCU_BENCH, a bench_cuda filter}"

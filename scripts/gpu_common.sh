@@ -1,16 +1,18 @@
 # Sourced by the GPU machine's scripts (gpu_checks.sh, ptx_gpu_run.sh, cuda_focus_run.sh,
 # ncu_source_profile.sh): OUT (absolute, created), BUILD, gpu_configure_and_build TARGET..., which
 # records the device and toolkit, configures Release for CUDA_ARCH (default 90) with CUDA_FLAGS
-# (if set) and builds the targets, showing errors and warnings only, and
+# (if set; CMake's cache keeps them for later runs on the same BUILD) and builds the targets (the
+# log in BUILD/build_log.txt, not in OUT), showing errors and warnings only, returning its status;
 # print_digests "SCHEME..." "BACKEND...": the command line's same bits, an md5 of 5 draws of 20000
 # fixed log-weights per scheme and backend (a scheme a backend lacks prints its refusal's digest),
 # and ncu_instruction_counts KERNELS LAUNCHES BENCH: Nsight Compute on the kernels matching KERNELS
 # in bench_cuda's BENCH rows, its details page (ncu_details.txt) and its per-SASS-instruction counts
 # (source_sass.csv, for scripts/sass_regions.py), kernel_times_from BENCH...: each kernel's duration
-# as the benchmark runs it, and run_sanitizer TOOL TEST FILTER SECONDS:
-# compute-sanitizer's TOOL on TEST's gtest cases matching FILTER, as one line (exit status, the
-# tool's and gtest's totals) and, when it fails, the log's last 30 lines, with sanitizer_filter
-# TOOL TEST, the one table of what each GPU test runs under the tools.
+# as the benchmark runs it, run_gtest TEST SECONDS: a GPU test's totals and failures, and
+# run_sanitizer TOOL TEST FILTER SECONDS: compute-sanitizer's TOOL on TEST's gtest cases matching
+# FILTER, as one line (exit status, the tool's and gtest's totals) and, when it fails, the log's
+# last 30 lines, with sanitizer_filter TOOL TEST [ptx], the one table of what each GPU test runs
+# under the tools.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${OUT:-gpu-out}
@@ -19,11 +21,27 @@ out=$(cd "$out" && pwd)
 build=${BUILD:-build-gpu}
 
 gpu_configure_and_build() {
+  local rc
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   nvcc --version | tail -1
+  mkdir -p "$build"
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
-    ${CUDA_FLAGS:+"-DCMAKE_CUDA_FLAGS=$CUDA_FLAGS"} >/dev/null &&
-    cmake --build "$build" -j "$(nproc)" --target "$@" 2>&1 | grep -E 'error|warning' -A3 | head -40
+    ${CUDA_FLAGS:+"-DCMAKE_CUDA_FLAGS=$CUDA_FLAGS"} >"$build/build_log.txt" 2>&1 &&
+    cmake --build "$build" -j "$(nproc)" --target "$@" >>"$build/build_log.txt" 2>&1
+  rc=$?
+  grep -E 'error|warning' -A3 "$build/build_log.txt" | head -40
+  # a failed build would leave the build folder's old binaries to be tested and timed
+  [ $rc -eq 0 ] || echo "== BUILD FAILED (exit $rc, $build/build_log.txt)"
+  return $rc
+}
+
+# TEST's gtest totals, skipped count and failures (SECONDS at most), one block per test.
+run_gtest() {
+  timeout "$2" "$build/bin/$1" >"$out/gtest_last.txt" 2>&1
+  grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$out/gtest_last.txt"
+  grep -c '^\[  SKIPPED \]' "$out/gtest_last.txt" | sed 's/^/skipped lines (a test is listed twice): /'
+  grep -E 'Failure' -A6 "$out/gtest_last.txt" | head -40
+  rm -f "$out/gtest_last.txt"
 }
 
 print_digests() {
@@ -49,15 +67,17 @@ ncu_instruction_counts() {
 }
 
 # Per-kernel durations as the benchmark runs them (boost clocks, warm caches, unlike the profile
-# above): kernel_times_from BENCH... writes kernel_times.txt, each bench_cuda row's kernels in
-# launch order, microseconds, after 40 warm-up launches.
+# above): kernel_times_from BENCH... writes kernel_times.txt, for each filter (meant to match one
+# bench_cuda row; the launches are counted over the whole run) 16 kernels in launch order after 40
+# warm-up launches, in microseconds, and Nsight's own errors and warnings.
 kernel_times_from() {
   local f
   for f in "$@"; do
     echo "== $f"
     ncu --clock-control none --cache-control none --print-units base --metrics gpu__time_duration.sum --launch-skip 40 \
-      --launch-count 16 --csv "$build/bin/bench_cuda" --benchmark_filter="$f" --benchmark_min_time=0.05s 2>/dev/null |
-      awk -F'","' '/gpu__time_duration/ { sub(/\(.*/, "", $5); gsub(/"/, "", $NF); gsub(/,/, "", $NF);
+      --launch-count 16 --csv "$build/bin/bench_cuda" --benchmark_filter="$f" --benchmark_min_time=0.05s 2>&1 |
+      awk -F'","' '/^==(ERROR|WARNING)==/ { print }
+        /gpu__time_duration/ { sub(/\(.*/, "", $5); gsub(/"/, "", $NF); gsub(/,/, "", $NF);
         printf "%-60s %8.1f\n", $5, $NF / 1000 }'
   done >"$out/kernel_times.txt" 2>&1
 }
@@ -80,7 +100,11 @@ run_sanitizer() {
 # log-weights and int32 indices. The filter: racecheck and synccheck stop on conditional graph
 # nodes, so they run the gated tick (resampler_node::gated, the same kernels launched every tick);
 # memcheck runs both (the PTX filter's cases: ptx_gpu_run.sh chooses them).
-sanitizer_filter() {
+sanitizer_filter() {  # TOOL TEST [ptx]: ptx, the filter's PTX cases
+  if [ "${3:-}" = ptx ] && [ "$2" = bpf_cuda_test ]; then
+    echo '*gated_ptx*'  # racecheck and synccheck stop on conditional graph nodes: the gated cases
+    return
+  fi
   local gated='*sv_auxiliary_ess_jitter_gated:*lg_bootstrap_residual_gated:*lg_one_particle_gated'
   gated="$gated:*sv_bootstrap_metropolis_gated:*sv_bootstrap_every_tick_stratified_gated"
   gated="$gated:*sv_bootstrap_multinomial_sorted_gated"

@@ -12,10 +12,7 @@ log="$out/ptx_checks.txt"
   gpu_configure_and_build resample ptx_backend_test ptx_parity_test bpf_cuda_test cli_test bench_ptx bench_bpf
   for t in ptx_backend_test ptx_parity_test bpf_cuda_test; do
     echo "== $t"
-    "$build/bin/$t" >"$out/last_test.txt" 2>&1
-    grep -E '^\[  (PASSED|FAILED)  \]|test suites? ran' "$out/last_test.txt"           # the totals and failures
-    grep -c '^\[  SKIPPED \]' "$out/last_test.txt" | sed 's/^/skipped lines (a test is listed twice): /'
-    grep -E 'Failure' -A3 "$out/last_test.txt" | head -40
+    run_gtest "$t" 1800
   done
   echo "== cli_test --gtest_filter='*Ptx*'"
   "$build/bin/cli_test" --gtest_filter='*Ptx*' 2>&1 | grep -E '^\[  (PASSED|FAILED) |Failure' -A3 | head -20
@@ -33,13 +30,9 @@ log="$out/ptx_checks.txt"
   echo "== compute-sanitizer"
   for tool in memcheck racecheck synccheck; do
     for t in ptx_backend_test ptx_parity_test bpf_cuda_test; do
-      f=$(sanitizer_filter "$tool" "$t")
-      # the PTX filter: racecheck and synccheck stop on conditional graph nodes, so the gated cases
-      [ "$t" = bpf_cuda_test ] && f='*gated_ptx*'
-      run_sanitizer "$tool" "$t" "$f" 150
+      run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t" ptx)" 150
     done
   done
-  rm -f "$out/last_test.txt"
 } >"$log" 2>&1
 "$build/bin/bench_ptx" --benchmark_min_time=0.2s --benchmark_out="$out/bench_ptx.json" --benchmark_out_format=json \
   >"$out/bench_ptx.txt" 2>&1
