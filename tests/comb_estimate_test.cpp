@@ -17,6 +17,7 @@
 #include "resample/core/sorted_points.hpp"
 #include "resample/cpu/executor.hpp"
 #include "resample/cpu/multinomial_sorted.hpp"
+#include "support/counting_points.hpp"
 #include "support/test_weights.hpp"
 
 namespace resample {
@@ -43,6 +44,7 @@ double perturbed(double w, drift d, std::size_t i, philox_stream& rng) {
 struct tally {
   std::uint64_t decided = 0, undecided = 0, wrong = 0;
   std::uint64_t paths_differ = 0;  // multinomial-sorted's two ways of counting points disagree
+  std::uint64_t block_walks = 0;   // runs whose small scratch took the block-by-block walk
   // Sum over particles of 2 margin per comparison (the margin of the particle's run): systematic
   // makes one, stratified two, multinomial-sorted one plus one per point of its stratum (N / B <= 1
   // on average).
@@ -79,14 +81,15 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
       std::uint64_t O_sys[items], O_str[items], O_sorted[items];
       const unsigned undecided_sys = systematic.systematic(O_sys);
       const unsigned undecided_str = stratified.stratified(stratified_key, stratified_step, O_str);
-      detail::local_points<32> scratch;
+      test::counting_points<32> scratch;
       const unsigned undecided_sorted =
           sorted.multinomial_sorted(stratified_key, stratified_step, strata, scratch, O_sorted);
       // The block-by-block count (a span longer than the scratch) decides the same particles alike.
-      detail::local_points<4> small_scratch;
+      test::counting_points<4> small_scratch;
       std::uint64_t O_blocks[items];
       const unsigned undecided_blocks =
           sorted.multinomial_sorted(stratified_key, stratified_step, strata, small_scratch, O_blocks);
+      t.block_walks += test::walked_blocks(scratch, small_scratch);
       t.paths_differ += undecided_blocks != undecided_sorted;
       for (int m = 0; m < items; ++m) t.paths_differ += !(undecided_sorted >> m & 1u) && O_blocks[m] != O_sorted[m];
       double W_end = W_before;  // the margin is the run's last particle's, for all of them
@@ -123,10 +126,14 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
   return t;
 }
 
-void expect_exact(const std::vector<double>& w, const std::string& what, bool mostly_decided) {
+/// Adds to *block_walks (when given) the runs that took the block-by-block count: only there did
+/// paths_differ compare two different ways.
+void expect_exact(const std::vector<double>& w, const std::string& what, bool mostly_decided,
+                  std::uint64_t* block_walks = nullptr) {
   for (const drift d : {drift::up, drift::down, drift::alternating, drift::random}) {
     for (const std::uint32_t U : {0u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu}) {
       const tally t = run_all(w, U, d, eps);
+      if (block_walks) *block_walks += t.block_walks;
       ASSERT_EQ(t.wrong, 0u) << what << ", drift " << static_cast<int>(d) << ", U " << U;
       ASSERT_EQ(t.paths_differ, 0u) << what << ", drift " << static_cast<int>(d) << ", U " << U;
       ASSERT_EQ(t.decided + t.undecided, 3 * w.size());
@@ -142,12 +149,14 @@ void expect_exact(const std::vector<double>& w, const std::string& what, bool mo
 }
 
 TEST(CombEstimate, DecidesExactlyOnPaperWeights) {
+  std::uint64_t block_walks = 0;
   for (const std::size_t n : {1, 9, 256, 257, 4099, 100003}) {
     for (const double y : {0.0, 2.0, 4.0}) {
       expect_exact(test::exact_weights_of(test::log_weights(n, y, 23)), "n = " + std::to_string(n) + " y = " + std::to_string(y),
-                   true);
+                   true, &block_walks);
     }
   }
+  EXPECT_GT(block_walks, 0u) << "the block-by-block count never ran";
 }
 
 TEST(CombEstimate, DecidesExactlyWithZerosHeavyAndEqualWeights) {

@@ -12,6 +12,7 @@
 #include "resample/core/random.hpp"
 #include "resample/cpu/executor.hpp"
 #include "resample/cpu/multinomial_sorted.hpp"
+#include "support/counting_points.hpp"
 #include "support/test_weights.hpp"
 
 namespace resample {
@@ -23,8 +24,10 @@ constexpr std::uint32_t stratified_step = 5;
 
 /// Checks every run of `items` particles of the weights w (w[i] in [0, 1], the largest 1) against
 /// exact_comb, for systematic with each U in Us and for stratified, and against
-/// sorted_points_below for multinomial-sorted.
-void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint32_t>& Us, const std::string& what) {
+/// sorted_points_below for multinomial-sorted; adds to *block_walks (when given) the runs whose
+/// small scratch took the block-by-block count.
+void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint32_t>& Us, const std::string& what,
+                       std::uint64_t* block_walks = nullptr) {
   const std::uint64_t n = w.size();
   const int F = fraction_bits(n);
   const std::vector<u128> C = test::exact_cdf_of(w);
@@ -54,8 +57,8 @@ void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint
     const comb_run<items> sorted_run(sorted_comb, F, before, run_w);
     // Both ways of counting the points: through a scratch that holds the run's span, and, where
     // four words cannot, block by block.
-    detail::local_points<32> scratch;
-    detail::local_points<4> small_scratch;
+    test::counting_points<32> scratch;
+    test::counting_points<4> small_scratch;
     for (const bool small : {false, true}) {
       const auto check = [&](int m, std::uint64_t O) {
         if (first + m >= n) return;
@@ -65,6 +68,7 @@ void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint
       if (small) sorted_run.multinomial_sorted(stratified_key, stratified_step, layout, strata, small_scratch, check);
       else sorted_run.multinomial_sorted(stratified_key, stratified_step, layout, strata, scratch, check);
     }
+    if (block_walks) *block_walks += test::walked_blocks(scratch, small_scratch);
   }
   EXPECT_EQ(checked, n * Us.size()) << what << ": every particle was checked";
 }
@@ -72,12 +76,14 @@ void expect_runs_match(const std::vector<double>& w, const std::vector<std::uint
 const std::vector<std::uint32_t> some_Us{0u, 1u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu};
 
 TEST(CombRun, MatchesExactCombOnPaperWeights) {
+  std::uint64_t block_walks = 0;
   for (const std::size_t n : {1, 7, 8, 9, 1000, 4099, 100003}) {
     for (const double y : {0.0, 2.0, 4.0}) {
       expect_runs_match(test::exact_weights_of(test::log_weights(n, y, 17)), some_Us,
-                        "n = " + std::to_string(n) + " y = " + std::to_string(y));
+                        "n = " + std::to_string(n) + " y = " + std::to_string(y), &block_walks);
     }
   }
+  EXPECT_GT(block_walks, 0u) << "the block-by-block count never ran";
 }
 
 TEST(CombRun, MatchesExactCombWithZerosAndEqualWeights) {
