@@ -28,6 +28,12 @@ constexpr int points_threads = 256;
 constexpr int max_super_bins = 8192;  // 2^13, sorted_points' largest G
 constexpr int slice_strata = 8192;    // level 2's shared counters
 
+/// Level 2's strata per slice: a super-bin's width, at most slice_strata (the kernel and the host's
+/// shared-memory size both ask).
+__host__ __device__ inline int level2_slice(const sorted_points& layout) {
+  return static_cast<int>(layout.width() < slice_strata ? layout.width() : std::uint64_t{slice_strata});
+}
+
 /// level2_pass's shared counter of stratum s of a slice: a pad word per 32, so that the threads'
 /// runs of per_thread consecutive strata (a power of two apart) start in different banks.
 __host__ __device__ constexpr int padded_stratum(int s) { return s + (s >> 5); }
@@ -117,7 +123,7 @@ __global__ void __launch_bounds__(points_threads)
   const std::uint32_t step = step_from.get();
   const std::uint32_t balls = super_count[g];
   const std::uint64_t W = layout.width();
-  const int slice = static_cast<int>(min(W, static_cast<std::uint64_t>(slice_strata)));
+  const int slice = level2_slice(layout);
   const int per_thread = (slice + points_threads - 1) / points_threads;
   if (threadIdx.x == 0) carry = super_before[g];
   for (std::uint64_t first = 0; first < W; first += slice) {
@@ -176,7 +182,7 @@ std::size_t points_before_strata(void* d_temp, std::size_t n, key k, step_source
                finished);
   launch_early("super_bin_pass", super_bin_pass, grid_for(G, points_threads), points_threads, 0, stream, layout,
                rows_count, rows, st, super_count, super_before, finished);
-  const int slice = static_cast<int>(std::min<std::uint64_t>(layout.width(), slice_strata));
+  const int slice = level2_slice(layout);
   const std::size_t slice_bytes = (padded_stratum(slice - 1) + 1) * sizeof(std::uint32_t);
   launch_early("level2_pass", level2_pass, G, points_threads, slice_bytes, stream, layout, k, step, st, super_count,
                super_before, P);

@@ -51,8 +51,9 @@ __device__ inline double estimated_weight(double d) {
 
 /// One warp's run of 32 x items_per_thread particles (lane l owns items l * items ..): emit(m, O)
 /// for each of the calling lane's items. C_warp: the exact C before the warp's first particle;
-/// minus_u: u for systematic, 0 for stratified; decide(estimate, O) runs comb_estimate's scheme and
-/// returns its undecided bits; exact(run, emit) runs comb_run's. Every lane of the warp must call.
+/// minus_u: u for systematic, 0 for stratified and multinomial-sorted; decide(estimate, O) runs
+/// comb_estimate's scheme and returns its undecided bits; exact(run, emit) runs comb_run's. Every
+/// lane of the warp must call.
 template <class T, class Decide, class Exact, class Emit>
 __device__ void warp_comb(const T (&x)[items_per_thread], double max_lw, int fraction, const exact_comb& comb,
                           u128 C_warp, double minus_u, Decide decide, Exact exact, Emit emit) {
