@@ -5,12 +5,15 @@
 //   bpf/cuda/<N>           N = 2^10 .. 2^26; 32 ticks per iteration, timed with CUDA events
 //   bpf/ptx/<N>            the same filter with the PTX backend's kernels (resample/ptx/filter.hpp):
 //                          the per-particle kernel and the resampler in PTX
+//   bpf/cuda-fast/<N>      the cuda filter with filter_precision::fast (float particles, approximate
+//                          exp / log; the resampler exact on the float log-weights)
 //   bpf/cpu-parallel/<N>   N = 2^10 .. 2^20, all cores; wall time
 //
 // Counters: us_per_tick (the mean over the iterations: for cuda they include the first capture of
 // the tick graphs and their recapture when the buffers double), items_per_second (particle-ticks),
-// and for cuda copy_GBps (measured here) and pct_copy_bw_24B: the budget of 24 bytes per
-// particle-tick over the time, as a share of the measured copy bandwidth.
+// and for cuda copy_GBps (measured here), pct_copy_bw_24B: the budget of 24 bytes per
+// particle-tick over the time, as a share of the measured copy bandwidth, and resampled_share: the
+// share of the timed ticks that resampled (each such tick runs the resampler's passes too).
 #include <chrono>
 #include <algorithm>
 #include <cstdint>
@@ -72,9 +75,14 @@ void cpu_parallel(benchmark::State& state) {
 }
 
 #if defined(RESAMPLE_BENCH_CUDA)
-void cuda_filter(benchmark::State& state, bool ptx) {
+enum class gpu_variant { cuda, ptx, cuda_fast };
+
+void cuda_filter(benchmark::State& state, gpu_variant variant) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model(), options(n), nullptr,
+  const bool ptx = variant == gpu_variant::ptx;
+  auto opt = options(n);
+  if (variant == gpu_variant::cuda_fast) opt.precision = resample::bpf::filter_precision::fast;
+  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model(), opt, nullptr,
                                                         resample::bpf::resampler_node::conditional,
                                                         ptx ? resample::ptx::tick_kernels_for(model()) : nullptr);
   resample::bench::event_timer timer;
@@ -88,12 +96,14 @@ void cuda_filter(benchmark::State& state, bool ptx) {
     state.SetIterationTime(s);
     total += s;
   }
-  f.collect();  // throws if anything went wrong on the device
+  const auto run = f.collect();  // throws if anything went wrong on the device
+  const auto resampled = std::count_if(run.ticks.begin(), run.ticks.end(), [](const auto& k) { return k.resampled; });
   const double per_tick = total / static_cast<double>(state.iterations() * ticks_per_iteration);
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ticks_per_iteration * n));
   state.counters["us_per_tick"] = 1e6 * per_tick;
   state.counters["copy_GBps"] = resample::bench::copy_bandwidth();
   state.counters["pct_copy_bw_24B"] = 100.0 * 24.0 * static_cast<double>(n) / per_tick / 1e9 / resample::bench::copy_bandwidth();
+  state.counters["resampled_share"] = static_cast<double>(resampled) / static_cast<double>(run.ticks.size());
 }
 #endif
 
@@ -101,8 +111,9 @@ const int registered = [] {
   benchmark::RegisterBenchmark("bpf/cpu-parallel", cpu_parallel)->RangeMultiplier(4)->Range(1 << 10, 1 << 20)
       ->UseManualTime()->Unit(benchmark::kMicrosecond);
 #if defined(RESAMPLE_BENCH_CUDA)
-  for (const bool ptx : {false, true}) {
-    benchmark::RegisterBenchmark(ptx ? "bpf/ptx" : "bpf/cuda", cuda_filter, ptx)->RangeMultiplier(4)
+  for (const auto variant : {gpu_variant::cuda, gpu_variant::ptx, gpu_variant::cuda_fast}) {
+    const char* name = variant == gpu_variant::cuda ? "bpf/cuda" : variant == gpu_variant::ptx ? "bpf/ptx" : "bpf/cuda-fast";
+    benchmark::RegisterBenchmark(name, cuda_filter, variant)->RangeMultiplier(4)
         ->Range(1 << 10, 1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
 #endif

@@ -83,6 +83,11 @@ TEST(BpfBadInput, FilterOptionsAreChecked) {
             std::string::npos);
   EXPECT_NE(refusal([&] { resample::bpf::particle_filter(model, ex, with(10, 0.5, -1)); }).find("jitter = -1"),
             std::string::npos);
+  // Fast precision is the cuda filter's; the CPU filters are exact only.
+  auto fast = with(10, 0.5, 0);
+  fast.precision = resample::bpf::filter_precision::fast;
+  EXPECT_EQ(refusal([&] { resample::bpf::particle_filter(model, ex, fast); }),
+            "precision 'fast' runs on the cuda backend only (the CPU filters are exact)");
 }
 
 // A non-finite observation is refused before any tick runs, naming its index.

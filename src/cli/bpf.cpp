@@ -51,6 +51,7 @@ constexpr flag_spec bpf_flags[] = {
     {"ess-threshold", "X", "resample when ESS < X N (default 0.5; 1 = at every tick, 0 = never)"},
     {"filter", "KIND", "bootstrap (default) or auxiliary (Pitt & Shephard's first stage at the predicted state)"},
     {"jitter", "J", "add N(0, J^2) to resampled states (regularisation; changes the target; default 0)"},
+    {"precision", "P", "exact (default: double particles, the same bits on every backend) or fast (backend cuda only: float particles, the GPU's approximate exp / log; statistically, not bitwise, the same filter)"},
     eps_flag,
     steps_flag,
     {"out", "DIR", "write DIR/bpf.csv and DIR/bpf.svg (default bpf_out)"}};
@@ -92,6 +93,14 @@ bpf::filter_options read_filter_options(const args& a, std::uint64_t seed) {
   } else {
     throw usage_error("unknown --filter '" + kind + "' (bootstrap or auxiliary)");
   }
+  const std::string precision = a.text("precision").value_or("exact");
+  if (precision == "exact") {
+    o.precision = bpf::filter_precision::exact;
+  } else if (precision == "fast") {
+    o.precision = bpf::filter_precision::fast;
+  } else {
+    throw usage_error("unknown --precision '" + precision + "' (exact or fast)");
+  }
   o.resampler = parse_scheme_on(a.text("scheme").value_or("systematic"), backend_kind::cpu).s;
   const auto metropolis = read_options(a);  // --eps in (0, 1), --steps >= 1, checked as for `ancestors`
   o.resampling.metropolis_eps = metropolis.metropolis_eps;
@@ -120,6 +129,9 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
 
   // Check everything the run needs before it starts: the model (done), options, output folder.
   bpf::detail::check_filter_options(opt);
+  if (opt.precision == bpf::filter_precision::fast && kind != backend_kind::cuda) {
+    throw usage_error("--precision fast needs --backend cuda (backend '" + backend + "' is exact only)");
+  }
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw usage_error("cannot create '" + out_dir.string() + "': " + ec.message());
@@ -205,7 +217,8 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
   s << "data: " << data.source << ", " << data.y.size() << " observations\n";
   s << "filter: " << (opt.kind == bpf::filter_kind::auxiliary ? "auxiliary" : "bootstrap") << ", "
     << opt.particles << " particles, scheme " << name(opt.resampler) << ", ess_threshold "
-    << opt.ess_threshold << (opt.jitter > 0 ? ", jitter " + format_number(opt.jitter, 4) : "") << '\n';
+    << opt.ess_threshold << (opt.jitter > 0 ? ", jitter " + format_number(opt.jitter, 4) : "")
+    << (opt.precision == bpf::filter_precision::fast ? ", precision fast" : "") << '\n';
   s << "backend: " << backend << (kind == backend_kind::cpu_parallel ? " (" + std::to_string(threads) + " threads)" : "")
     << ", seed " << seed << '\n';
   s << "log_likelihood: " << format_number(run.log_likelihood) << '\n';

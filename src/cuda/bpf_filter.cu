@@ -40,6 +40,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "resample/bpf/cuda_filter.hpp"
+#include "resample/bpf/fast_moves.cuh"
 #include "resample/bpf/linear_gaussian_model.hpp"
 #include "resample/bpf/sv_model.hpp"
 #include "resample/cuda/error.hpp"
@@ -51,6 +52,29 @@ namespace {
 
 constexpr int lanes = detail::lanes;  // the finishing kernels: a lane per thread
 constexpr double inf = std::numeric_limits<double>::infinity();
+
+/// The exact mode's moves: the model's own draws and densities, in double, hence the CPU's bits
+/// (fast::sv_moves and fast::linear_gaussian_moves are the fast mode's, in float).
+template <class Model>
+struct exact_moves {
+  using real = double;
+  Model model;
+  __device__ double initial(key k, std::uint64_t index, std::uint32_t step) const {
+    philox_stream rng(k, index, step);
+    return model.initial(rng);
+  }
+  __device__ double propagate(double x, key k, std::uint64_t index, std::uint32_t step) const {
+    philox_stream rng(k, index, step);
+    return model.propagate(x, rng);
+  }
+  __device__ double log_likelihood(double y, double x) const { return model.log_likelihood(y, x); }
+  __device__ double log_first_stage(double y, double x) const { return model.log_first_stage(y, x); }
+  __device__ static double jitter(double x, double sd, key k, std::uint64_t index, std::uint32_t step) {
+    philox_stream rng(k, index, step);
+    return resample::detail::fused(sd, standard_normal(rng), x);
+  }
+  __device__ static double weight(double d) { return deterministic_exp_nonpositive(d); }
+};
 
 /// The filter's device scalars.
 struct scalars {
@@ -96,7 +120,8 @@ __device__ inline void record_call(scalars* s, const cuda::device_status* st) {
 }
 
 /// Keeps the filter's refusal of a tick's weights: a NaN / +inf at `t.first_bad`, or all zero.
-__device__ inline void record_weights(scalars* s, const detail::tick_statistics& t, const double* lw, const double* x) {
+template <class Real>
+__device__ void record_weights(scalars* s, const detail::tick_statistics& t, const Real* lw, const Real* x) {
   cuda::device_status st{};
   if (t.first_bad != detail::no_index) {
     st.code = static_cast<int>(cuda::status_code::bad_log_weight);
@@ -158,13 +183,14 @@ __device__ moments lane_total(const moments& mine) {
 /// (chunk_statistics.hpp): the block's max and first NaN / +inf, the log-weights staged in shared
 /// memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read from there
 /// and from the states in L2 (written by this block before a barrier), added by the lanes' tree
-/// (10 KiB). `move(i)` moves particle i, writes its state to x[i], and returns its log-weight.
+/// (10 KiB). `move(i)` moves particle i, writes its state to x[i], and returns its log-weight;
+/// Moves::weight gives w (the exact or the fast exp).
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
 
-template <class Move>
-__device__ void run_chunk(std::size_t n, const double* x, double shift, double truth, chunk_summary* out,
+template <class Moves, class Move>
+__device__ void run_chunk(std::size_t n, const typename Moves::real* x, double shift, double truth, chunk_summary* out,
                           const Move& move) {
   __shared__ double w_s[detail::chunk];
   const std::size_t begin = blockIdx.x * detail::chunk;
@@ -175,7 +201,7 @@ __device__ void run_chunk(std::size_t n, const double* x, double shift, double t
     const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
     double lw = -inf;
     if (local < count) {
-      lw = move(begin + local);
+      lw = static_cast<double>(move(begin + local));
       if (!(lw < inf)) my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
       else if (lw > my_max) my_max = lw;
     }
@@ -185,13 +211,16 @@ __device__ void run_chunk(std::size_t n, const double* x, double shift, double t
   const bool summed = my_bad == detail::no_index && my_max > -inf;
   for (int k = 0; k < per_thread; ++k) {
     double& w = w_s[threadIdx.x + chunk_threads * k];
-    w = summed ? deterministic_exp_nonpositive(w - my_max) : 0.0;
+    w = summed ? Moves::weight(w - my_max) : 0.0;
   }
   __syncthreads();  // also makes this block's states visible to its other threads
   moments sums{};
   for (std::size_t local = threadIdx.x; threadIdx.x < lanes && local < count; local += lanes) {
     const double w = w_s[local];
-    if (w > 0.0) detail::add_particle(sums, w, x[begin + local] - shift, x[begin + local] <= truth);
+    if (w > 0.0) {
+      const auto state = static_cast<double>(x[begin + local]);
+      detail::add_particle(sums, w, state - shift, state <= truth);
+    }
   }
   const moments total = lane_total(sums);
   if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
@@ -224,31 +253,33 @@ __device__ inline double truth_at(const tick_io& io, std::uint32_t t) {
   return io.truth ? io.truth[t] : std::numeric_limits<double>::quiet_NaN();
 }
 
-template <class Model>
-__global__ void __launch_bounds__(chunk_threads, 2) initial_weight(Model model, key k, std::size_t n, tick_io io, double* x,
-                                                                double* lw, chunk_summary* chunks) {
-  const double y = io.y[0];
-  run_chunk(n, x, 0.0, truth_at(io, 0), chunks + blockIdx.x, [&](std::size_t i) {
-    philox_stream rng(k, detail::propagation_index + i, 0);
-    x[i] = model.initial(rng);
-    return lw[i] = model.log_likelihood(y, x[i]);
+template <class Moves, class Real = typename Moves::real>
+__global__ void __launch_bounds__(chunk_threads, 2) initial_weight(Moves moves, key k, std::size_t n, tick_io io, Real* x,
+                                                                Real* lw, chunk_summary* chunks) {
+  const auto y = static_cast<Real>(io.y[0]);
+  run_chunk<Moves>(n, x, 0.0, truth_at(io, 0), chunks + blockIdx.x, [&](std::size_t i) {
+    const Real state = moves.initial(k, detail::propagation_index + i, 0);
+    x[i] = state;
+    return lw[i] = moves.log_likelihood(y, state);
   });
 }
 
-template <class Model>
-__global__ void __launch_bounds__(chunk_threads, 2) first_stage(Model model, std::size_t n, const scalars* s, tick_io io,
-                                                             const double* x, const double* lw, double* fs, double* v,
+template <class Moves, class Real = typename Moves::real>
+__global__ void __launch_bounds__(chunk_threads, 2) first_stage(Moves moves, std::size_t n, const scalars* s, tick_io io,
+                                                             const Real* x, const Real* lw, Real* fs, Real* v,
                                                              chunk_summary* chunks) {
-  const double y = io.y[s->tick];
-  run_chunk(n, x, 0.0, std::numeric_limits<double>::quiet_NaN(), chunks + blockIdx.x, [&](std::size_t i) {
-    fs[i] = model.log_first_stage(y, x[i]);
-    return v[i] = lw[i] + fs[i];
+  const auto y = static_cast<Real>(io.y[s->tick]);
+  run_chunk<Moves>(n, x, 0.0, std::numeric_limits<double>::quiet_NaN(), chunks + blockIdx.x, [&](std::size_t i) {
+    const Real f = moves.log_first_stage(y, x[i]);
+    fs[i] = f;
+    return v[i] = lw[i] + f;
   });
 }
 
 /// Auxiliary: the first stage's log-sum-exp and the ESS test on it.
+template <class Real>
 __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary* chunks, std::size_t count,
-                                                              const double* x, const double* v, double threshold,
+                                                              const Real* x, const Real* v, double threshold,
                                                               std::size_t n, scalars* s) {
   const auto t = combine_chunks(chunks, count, 0.0, false);
   if (threadIdx.x != 0) return;
@@ -261,33 +292,29 @@ __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary*
   decide(s, t.ess, t.log_sum_exp, threshold, n);
 }
 
-template <class Model>
+template <class Moves, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, 2)
-    gather_propagate(Model model, key k, std::size_t n, double jitter, bool auxiliary, tick_io io,
-                     const std::int32_t* ancestors, const cuda::device_status* st, const double* x, const double* lw,
-                     const double* fs, double* x_out, double* lw_out, scalars* s, chunk_summary* chunks) {
+    gather_propagate(Moves moves, key k, std::size_t n, double jitter, bool auxiliary, tick_io io,
+                     const std::int32_t* ancestors, const cuda::device_status* st, const Real* x, const Real* lw,
+                     const Real* fs, Real* x_out, Real* lw_out, scalars* s, chunk_summary* chunks) {
   const std::uint32_t tick = s->tick;
-  const double y = io.y[tick];
+  const auto y = static_cast<Real>(io.y[tick]);
   // `st`: the resampler's verdict. A refusal (a rejection bound below a weight) wrote no ancestors:
   // the particles move on unresampled, finish_tick records it, and collect() reports it.
   const bool resampled = s->resample && st->code == 0;
-  run_chunk(n, x_out, s->mean, truth_at(io, tick), chunks + blockIdx.x, [&](std::size_t j) {
-    double state, weight;
+  run_chunk<Moves>(n, x_out, s->mean, truth_at(io, tick), chunks + blockIdx.x, [&](std::size_t j) {
+    Real state, weight;
     if (resampled) {
       const auto a = static_cast<std::size_t>(ancestors[j]);
       state = x[a];
-      if (jitter > 0.0) {
-        philox_stream rng(k, detail::jitter_index + j, tick);
-        state = resample::detail::fused(jitter, standard_normal(rng), state);
-      }
-      weight = auxiliary ? -fs[a] : 0.0;
+      if (jitter > 0.0) state = Moves::jitter(state, jitter, k, detail::jitter_index + j, tick);
+      weight = auxiliary ? -fs[a] : Real{0};
     } else {
       state = x[j];
       weight = lw[j];
     }
-    philox_stream rng(k, detail::propagation_index + j, tick);
-    state = model.propagate(state, rng);
-    weight += model.log_likelihood(y, state);
+    state = moves.propagate(state, k, detail::propagation_index + j, tick);
+    weight += moves.log_likelihood(y, state);
     x_out[j] = state;
     return lw_out[j] = weight;
   });
@@ -301,8 +328,9 @@ __global__ void open_resampler(cudaGraphConditionalHandle handle, const scalars*
 /// One block: the resampler's refusal, if any (`st`: its verdict; gather_propagate moved the
 /// particles on unresampled); the tick's statistics, its outputs and increment; bootstrap: the next
 /// tick's ESS test. Then the tick counter moves on.
-__global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks, std::size_t count, const double* x,
-                                                       const double* lw, double threshold, std::size_t n,
+template <class Real>
+__global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks, std::size_t count, const Real* x,
+                                                       const Real* lw, double threshold, std::size_t n,
                                                        bool auxiliary, tick_io io, const cuda::device_status* st,
                                                        scalars* s) {
   const std::uint32_t tick = s->tick;
@@ -388,7 +416,10 @@ struct cuda_filter<Model>::impl {
   std::size_t temp_bytes = 0;
   std::size_t ticks = 0, capacity = 0;
   bool truth_given = false;
-  device_vector<double> x_a, lw_a, x_next_a, lw_next_a, fs_a, v_a, y_a, truth_a;
+  bool fast = false;  ///< filter_precision::fast: float particles, fast::moves_for(model)
+  /// The particles' buffers, of double (exact) or float (fast) entries: see with_moves.
+  device_vector<unsigned char> x_a, lw_a, x_next_a, lw_next_a, fs_a, v_a;
+  device_vector<double> y_a, truth_a;
   device_vector<std::int32_t> ancestors_a;
   device_vector<chunk_summary> chunks_a;
   device_vector<scalars> s_a;
@@ -403,18 +434,27 @@ struct cuda_filter<Model>::impl {
       : model(m), opt(o), stream(st), skip(rn), kernels(std::move(tk)) {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
+    fast = o.precision == filter_precision::fast;
+    if (fast && kernels) {
+      throw invalid_input("precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
+    }
     n = o.particles;
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
     // Sizes first: a bad scheme option throws here, before anything is allocated.
-    resampler_call(nullptr, temp_bytes, nullptr, nullptr, o.resampling, stream);
-    x_a = device_vector<double>(n);
-    lw_a = device_vector<double>(n);
-    x_next_a = device_vector<double>(n);
-    lw_next_a = device_vector<double>(n);
+    if (fast) {
+      resampler_call(nullptr, temp_bytes, static_cast<const float*>(nullptr), nullptr, o.resampling, stream);
+    } else {
+      resampler_call(nullptr, temp_bytes, static_cast<const double*>(nullptr), nullptr, o.resampling, stream);
+    }
+    const std::size_t bytes = n * (fast ? sizeof(float) : sizeof(double));
+    x_a = device_vector<unsigned char>(bytes);
+    lw_a = device_vector<unsigned char>(bytes);
+    x_next_a = device_vector<unsigned char>(bytes);
+    lw_next_a = device_vector<unsigned char>(bytes);
     const bool auxiliary = o.kind == filter_kind::auxiliary;
-    fs_a = device_vector<double>(auxiliary ? n : 0);  // the first stage's buffers
-    v_a = device_vector<double>(auxiliary ? n : 0);
+    fs_a = device_vector<unsigned char>(auxiliary ? bytes : 0);  // the first stage's buffers
+    v_a = device_vector<unsigned char>(auxiliary ? bytes : 0);
     ancestors_a = device_vector<std::int32_t>(n);
     chunks_a = device_vector<chunk_summary>(chunk_count);
     s_a = device_vector<scalars>(1);
@@ -437,6 +477,21 @@ struct cuda_filter<Model>::impl {
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
 
+  /// f(moves) with the precision's moves: exact_moves<Model> (double particles) or the model's
+  /// fast twin (float particles); typename decltype(moves)::real is the buffers' entry type.
+  template <class F>
+  void with_moves(const F& f) const {
+    if (fast) {
+      f(fast::moves_for(model));
+    } else {
+      f(exact_moves<Model>{model});
+    }
+  }
+  template <class Real>
+  static Real* as(void* p) {
+    return static_cast<Real*>(p);
+  }
+
   [[nodiscard]] const cuda::device_status* status() const {
     return reinterpret_cast<const cuda::device_status*>(temp_a.data());  // the resampler's verdict
   }
@@ -457,21 +512,21 @@ struct cuda_filter<Model>::impl {
     m.ancestors = ancestors_a.data();
     m.verdict = status();
     m.chunks = chunks_a.data();
-    if (kind == move_launch::stage::initial) {
-      m.x_out = x_a.data();
-      m.lw_out = lw_a.data();
+    if (kind == move_launch::stage::initial) {  // another backend's kernels: exact, double particles
+      m.x_out = as<double>(x_a.data());
+      m.lw_out = as<double>(lw_a.data());
       return m;
     }
     const auto [x, lw] = states(p, false);
-    m.x = x;
-    m.lw = lw;
-    m.fs = fs_a.data();
+    m.x = as<double>(x);
+    m.lw = as<double>(lw);
+    m.fs = as<double>(fs_a.data());
     if (kind == move_launch::stage::first_stage) {
-      m.lw_out = v_a.data();
+      m.lw_out = as<double>(v_a.data());
     } else {
       const auto [x_out, lw_out] = states(p, true);
-      m.x_out = x_out;
-      m.lw_out = lw_out;
+      m.x_out = as<double>(x_out);
+      m.lw_out = as<double>(lw_out);
     }
     return m;
   }
@@ -517,44 +572,59 @@ struct cuda_filter<Model>::impl {
 
   /// The particles' buffers (x, lw) a tick t > 0 of parity p = t % 2 reads (next = false) or writes:
   /// tick 0 writes x_a, tick 1 reads it and writes x_next_a, tick 2 reads that, and so on.
-  [[nodiscard]] std::pair<double*, double*> states(int p, bool next) const {
+  [[nodiscard]] std::pair<void*, void*> states(int p, bool next) const {
     const bool second = (p == 1) == next;
     return second ? std::pair{x_next_a.data(), lw_next_a.data()} : std::pair{x_a.data(), lw_a.data()};
   }
 
   void enqueue_first_tick() {
-    if (kernels) {
-      kernels->prepare(initial_slot, move_for(move_launch::stage::initial, 0), stream);
-      kernels->launch(initial_slot, stream);
-    } else {
-      initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(model, k, n, io(), x_a.data(),
-                                                                                     lw_a.data(), chunks_a.data());
-      cuda::check_launch("bpf initial_weight");
-    }
-    finish_tick<<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x_a.data(), lw_a.data(), opt.ess_threshold, n,
-                                           opt.kind == filter_kind::auxiliary, io(), status(), s);
-    cuda::check_launch("bpf finish_tick");
+    with_moves([&](auto moves) {
+      using Real = typename decltype(moves)::real;
+      Real* const x = as<Real>(x_a.data());
+      Real* const lw = as<Real>(lw_a.data());
+      if (kernels) {
+        kernels->prepare(initial_slot, move_for(move_launch::stage::initial, 0), stream);
+        kernels->launch(initial_slot, stream);
+      } else {
+        initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(moves, k, n, io(), x, lw,
+                                                                                       chunks_a.data());
+        cuda::check_launch("bpf initial_weight");
+      }
+      finish_tick<<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x, lw, opt.ess_threshold, n,
+                                             opt.kind == filter_kind::auxiliary, io(), status(), s);
+      cuda::check_launch("bpf finish_tick");
+    });
   }
 
   /// Captures a tick t > 0 of parity p (t % 2) on `on` (capturing): the particles move from
   /// states(p, false) to states(p, true). The resampler runs on the ticks that resample: as a
   /// conditional node (its body captured on `body`) or, gated, launched every tick.
   void capture_tick(int p, cudaStream_t on, cudaStream_t body) {
+    with_moves([&](auto moves) { capture_tick(moves, p, on, body); });
+  }
+
+  template <class Moves>
+  void capture_tick(const Moves& moves, int p, cudaStream_t on, cudaStream_t body) {
+    using Real = typename Moves::real;
     const bool auxiliary = opt.kind == filter_kind::auxiliary;
-    const auto [x, lw] = states(p, false);
-    const auto [x_out, lw_out] = states(p, true);
+    Real* const x = as<Real>(states(p, false).first);
+    Real* const lw = as<Real>(states(p, false).second);
+    Real* const x_out = as<Real>(states(p, true).first);
+    Real* const lw_out = as<Real>(states(p, true).second);
+    Real* const fs = as<Real>(fs_a.data());
+    Real* const v = as<Real>(v_a.data());
     const auto grid = static_cast<unsigned>(chunk_count);
-    const double* weights = lw;
+    const Real* weights = lw;
     if (auxiliary) {
       if (kernels) {
         kernels->launch(first_stage_slot + p, on);
       } else {
-        first_stage<<<grid, chunk_threads, 0, on>>>(model, n, s, io(), x, lw, fs_a.data(), v_a.data(), chunks_a.data());
+        first_stage<<<grid, chunk_threads, 0, on>>>(moves, n, s, io(), x, lw, fs, v, chunks_a.data());
         cuda::check_launch("bpf first_stage");
       }
-      finish_first_stage<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v_a.data(), opt.ess_threshold, n, s);
+      finish_first_stage<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v, opt.ess_threshold, n, s);
       cuda::check_launch("bpf finish_first_stage");
-      weights = v_a.data();
+      weights = v;
     }
     resample::options at_tick = opt.resampling;
     at_tick.device_step = &s->tick;  // the draw at step t, read from the device when the call runs
@@ -567,8 +637,8 @@ struct cuda_filter<Model>::impl {
     if (kernels) {
       kernels->launch(gather_slot + p, on);
     } else {
-      gather_propagate<<<grid, chunk_threads, 0, on>>>(model, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
-                                                       status(), x, lw, fs_a.data(), x_out, lw_out, s, chunks_a.data());
+      gather_propagate<<<grid, chunk_threads, 0, on>>>(moves, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
+                                                       status(), x, lw, fs, x_out, lw_out, s, chunks_a.data());
       cuda::check_launch("bpf gather_propagate");
     }
     finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
@@ -577,7 +647,8 @@ struct cuda_filter<Model>::impl {
   }
 
   /// The library's resampler on `weights` into ancestors_a, on `on` (captured).
-  void enqueue_resampler(cudaStream_t on, const double* weights, const resample::options& at_tick) {
+  template <class Real>
+  void enqueue_resampler(cudaStream_t on, const Real* weights, const resample::options& at_tick) {
     std::size_t bytes = temp_bytes;
     resampler_call(temp_a.data(), bytes, weights, ancestors_a.data(), at_tick, on);
   }
@@ -592,10 +663,15 @@ struct cuda_filter<Model>::impl {
       cuda::ancestors<double, std::int32_t>(d_temp, bytes, opt.resampler, lw, n, k, 0, a, call_opt, on);
     }
   }
+  void resampler_call(void* d_temp, std::size_t& bytes, const float* lw, std::int32_t* a,
+                      const resample::options& call_opt, cudaStream_t on) {
+    cuda::ancestors<float, std::int32_t>(d_temp, bytes, opt.resampler, lw, n, k, 0, a, call_opt, on);
+  }
 
   /// The resampler as the body of a conditional node, captured on `body`, which open_resampler
   /// opens on the ticks that resample: on the others nothing of it is launched.
-  void capture_conditional_resampler(cudaStream_t on, cudaStream_t body, const double* weights,
+  template <class Real>
+  void capture_conditional_resampler(cudaStream_t on, cudaStream_t body, const Real* weights,
                                      const resample::options& at_tick) {
     cudaStreamCaptureStatus capturing{};
     cudaGraph_t graph = nullptr;
@@ -657,6 +733,15 @@ template <class Model>
 void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const double> truth) {
   impl& m = *impl_;
   detail::check_observations(y, truth, m.ticks);
+  if (m.fast) {  // float observations: one beyond float's range would be an infinity there
+    for (std::size_t t = 0; t < y.size(); ++t) {
+      if (std::fabs(y[t]) > std::numeric_limits<float>::max()) {
+        throw invalid_input("observation " + std::to_string(m.ticks + t) + " is " + resample::detail::format_value(y[t]) +
+                                ", beyond float's range (precision 'fast' keeps observations in float)",
+                            m.ticks + t);
+      }
+    }
+  }
   if (m.ticks + y.size() > 0xffffffffu) throw invalid_input("the filter supports at most 2^32 - 1 ticks");
   m.reserve(m.ticks + y.size(), !truth.empty());
   // This call's observations and true states (NaN where none are given), in stream order. A

@@ -54,6 +54,19 @@ namespace resample::bpf {
 
 enum class filter_kind { bootstrap, auxiliary };
 
+/// How the particles are stored and moved.
+enum class filter_precision {
+  /// States and log-weights in double, every draw and density from the deterministic exp / log:
+  /// the same bits on every backend. The default.
+  exact,
+  /// The cuda backend only (cuda_filter with its own kernels): states and log-weights in float,
+  /// draws and densities from the GPU's approximate ex2 / lg2 / rcp / sqrt (bpf/fast_moves.cuh),
+  /// 32-bit uniforms. Half the bytes per particle and a fraction of the instructions; the
+  /// resampler stays exact (on the float log-weights) and the tick's sums stay in double. Not
+  /// the CPU's bits: tested statistically (against Kalman, and for calibration).
+  fast,
+};
+
 struct filter_options {
   std::size_t particles = std::size_t{1} << 14;
   std::uint64_t seed = 0;
@@ -62,6 +75,7 @@ struct filter_options {
   double jitter = 0.0;         ///< sd of N(0, jitter^2) noise added to resampled states (changes the target)
   filter_kind kind = filter_kind::bootstrap;
   resample::options resampling;  ///< the scheme's options (Metropolis B, rejection bound, ...)
+  filter_precision precision = filter_precision::exact;
 };
 
 /// What a tick reports. mean and sd are of the filtered law x_t | y_0..y_t (weighted particles,
@@ -112,13 +126,22 @@ inline void check_filter_options(const filter_options& o) {
   }
   if (!(o.jitter >= 0.0) || !std::isfinite(o.jitter)) refuse("jitter", o.jitter, "it must be finite and >= 0");
 }
+
+/// The CPU filters have exact precision only.
+inline const filter_options& check_cpu_filter_options(const filter_options& o) {
+  check_filter_options(o);
+  if (o.precision != filter_precision::exact) {
+    throw invalid_input("precision 'fast' runs on the cuda backend only (the CPU filters are exact)");
+  }
+  return o;
+}
 }  // namespace detail
 
 template <class Model, class Exec>
 class particle_filter {
  public:
   particle_filter(const Model& model, const Exec& ex, const filter_options& opt)
-      : model_(model), ex_(ex), opt_((detail::check_filter_options(opt), opt)),
+      : model_(model), ex_(ex), opt_(detail::check_cpu_filter_options(opt)),
         key_{static_cast<std::uint32_t>(opt.seed), static_cast<std::uint32_t>(opt.seed >> 32)},
         x_(opt.particles), lw_(opt.particles, 0.0), spare_(opt.particles),
         first_stage_(opt.kind == filter_kind::auxiliary ? opt.particles : 0), ancestors_(opt.particles),

@@ -1,0 +1,182 @@
+// The particle moves of filter_precision::fast: the models' draws and densities in float, from the
+// GPU's approximate ex2 / lg2 / rcp / sqrt (PTX ISA: ex2.approx.ftz.f32 and lg2.approx.ftz.f32
+// within about 2^-22 of the exact value, relative for ex2 and absolute for lg2; rcp.approx and
+// sqrt.approx within 1 ulp), and 32-bit Philox words. Device code (nvcc only); the cuda filter's
+// kernels (src/cuda/bpf_filter.cu) take one of these where the exact mode takes the model itself.
+//
+//   signed_uniform     u in (-1, 1) from a word's top 22 bits, odd multiples of 2^-22 (symmetric,
+//                      never 0 or +-1): the word's bits in a float of [1, 2), then 2f - 3 (exact).
+//   polar_try          Marsaglia's polar try: w = u^2 + v^2, and 1 - w by fmas (not 1 - w rounded,
+//                      which loses the small values that give small variates); two tries per
+//                      Philox call (4 words), accepted with probability pi / 4 each.
+//   log_of_one_minus   ln(1 - d): its series to d^6 below 1/16 (truncation < 2e-8 relative), else
+//                      lg2(1 - d) ln 2 (|ln| >= 0.064, so lg2's absolute error is < 3e-6 relative).
+//   expm1_nonnegative  e^a - 1: its series to a^6 below 1/4 (truncation < 5e-8 relative), else
+//                      ex2(a log2 e) - 1 (e^a - 1 >= 0.28, ex2's error < 1.2e-6 relative).
+//   normal, student_t  the polar methods of core/random.hpp (Marsaglia; Bailey's t), on one
+//                      accepted try: u sqrt(-2 ln w / w) and u sqrt(nu (w^(-2/nu) - 1) / w).
+//
+// Each variate is a pure function of (key, index, step) as in the exact mode, with the same counter
+// layout (philox.hpp), so a particle's path does not depend on the launch; but not the exact mode's
+// variates (32-bit words, float arithmetic), nor the CPU's bits.
+#pragma once
+
+#include <cstdint>
+
+#include "resample/bpf/linear_gaussian_model.hpp"
+#include "resample/bpf/sv_model.hpp"
+#include "resample/core/philox.hpp"
+
+namespace resample::bpf::fast {
+
+__device__ inline float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ inline float lg2(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ inline float rcp(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ inline float root(float x) {
+  float y;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+inline constexpr float ln2 = 0.693147180559945309f;
+inline constexpr float log2e = 1.442695040888963407f;
+
+__device__ inline float signed_uniform(std::uint32_t word) {
+  const float f = __int_as_float(static_cast<int>(0x3f800000u | (word >> 9) | 1u));  // 1 + odd / 2^23
+  return __fmaf_rn(2.0f, f, -3.0f);
+}
+
+/// ln(1 - d) for 0 <= d < 1.
+__device__ inline float log_of_one_minus(float d) {
+  const float series =
+      -d * __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, 1.0f / 6, 0.2f), 0.25f), 1.0f / 3), 0.5f),
+                     1.0f);
+  return d < 0.0625f ? series : lg2(1.0f - d) * ln2;
+}
+
+/// e^a - 1 for a >= 0.
+__device__ inline float expm1_nonnegative(float a) {
+  const float series =
+      a * __fmaf_rn(a,
+                    __fmaf_rn(a, __fmaf_rn(a, __fmaf_rn(a, __fmaf_rn(a, 1.0f / 720, 1.0f / 120), 1.0f / 24), 1.0f / 6),
+                              0.5f),
+                    1.0f);
+  return a < 0.25f ? series : ex2(a * log2e) - 1.0f;
+}
+
+/// An accepted polar try: u, w = u^2 + v^2 in (0, 1) and d = 1 - w.
+struct polar_point {
+  float u, w, d;
+};
+
+/// The first accepted polar try of the stream (key k, index, step), two tries per Philox block.
+__device__ inline polar_point polar_try(key k, std::uint64_t index, std::uint32_t step) {
+  r123::Philox4x32::ctr_type counter{{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step, 0}};
+  const r123::Philox4x32::key_type philox_key{{k.seed, k.stream}};
+  for (;;) {
+    const auto block = philox4x32_10(counter, philox_key);
+    ++counter.v[3];
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const float u = signed_uniform(block.v[2 * t]), v = signed_uniform(block.v[2 * t + 1]);
+      const float d = __fmaf_rn(-u, u, __fmaf_rn(-v, v, 1.0f));
+      if (d > 0.0f && d < 1.0f) return {u, 1.0f - d, d};
+    }
+  }
+}
+
+__device__ inline float normal(const polar_point& p) {
+  return p.u * root(-2.0f * log_of_one_minus(p.d) * rcp(p.w));
+}
+
+__device__ inline float student_t(const polar_point& p, float nu, float minus_two_over_nu) {
+  return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_of_one_minus(p.d)) * rcp(p.w));
+}
+
+/// N(0, 1) from the stream (key k, index, step).
+__device__ inline float normal(key k, std::uint64_t index, std::uint32_t step) { return normal(polar_try(k, index, step)); }
+
+/// What both twins add to the model: the jitter's N(0, sd^2) and the chunk's weights.
+struct moves_base {
+  using real = float;
+  __device__ static float jitter(float x, double sd, key k, std::uint64_t index, std::uint32_t step) {
+    return __fmaf_rn(static_cast<float>(sd), normal(k, index, step), x);
+  }
+  /// e^d for d <= 0 (-inf included: 0), for the chunk's sums; 0 below about -87 (ftz).
+  __device__ static double weight(double d) { return static_cast<double>(ex2(static_cast<float>(d) * log2e)); }
+};
+
+/// The fast twin of sv_model.
+struct sv_moves : moves_base {
+  float mu, rho, sigma, nu_state, nu_obs, minus_two_over_nu_state, stationary_sd, log_norm, minus_half_nu1_ln2,
+      inv_nu_obs;
+
+  explicit sv_moves(const sv_model& m)
+      : mu(static_cast<float>(m.params().mu)), rho(static_cast<float>(m.params().rho)),
+        sigma(static_cast<float>(m.params().sigma)), nu_state(static_cast<float>(m.params().nu_state)),
+        nu_obs(static_cast<float>(m.params().nu_obs)),
+        minus_two_over_nu_state(m.params().nu_state == 0.0 ? 0.0f : static_cast<float>(-2.0 / m.params().nu_state)),
+        stationary_sd(static_cast<float>(m.stationary_sd())), log_norm(static_cast<float>(m.log_norm())),
+        minus_half_nu1_ln2(static_cast<float>(-0.5 * (m.params().nu_obs + 1.0) * 0.6931471805599453)),
+        inv_nu_obs(m.params().nu_obs == 0.0 ? 0.0f : static_cast<float>(1.0 / m.params().nu_obs)) {}
+
+  __device__ float initial(key k, std::uint64_t index, std::uint32_t step) const {
+    return __fmaf_rn(stationary_sd, normal(k, index, step), mu);
+  }
+  __device__ float predicted_mean(float h) const { return __fmaf_rn(rho, h - mu, mu); }
+  __device__ float propagate(float h, key k, std::uint64_t index, std::uint32_t step) const {
+    const polar_point p = polar_try(k, index, step);
+    const float eps = nu_state == 0.0f ? normal(p) : student_t(p, nu_state, minus_two_over_nu_state);
+    return __fmaf_rn(sigma, eps, predicted_mean(h));
+  }
+  __device__ float log_likelihood(float y, float h) const {
+    const float z = y == 0.0f ? 0.0f : y * y * ex2(-h * log2e);
+    const float base = __fmaf_rn(-0.5f, h, log_norm);
+    if (nu_obs == 0.0f) return __fmaf_rn(-0.5f, z, base);
+    return __fmaf_rn(minus_half_nu1_ln2, lg2(__fmaf_rn(z, inv_nu_obs, 1.0f)), base);
+  }
+  __device__ float log_first_stage(float y, float h_prev) const { return log_likelihood(y, predicted_mean(h_prev)); }
+};
+
+/// The fast twin of linear_gaussian_model.
+struct linear_gaussian_moves : moves_base {
+  float rho, sigma, stationary_sd, log_norm, inv_tau2, predictive_log_norm, inv_predictive_var;
+
+  explicit linear_gaussian_moves(const linear_gaussian_model& m)
+      : rho(static_cast<float>(m.params().rho)), sigma(static_cast<float>(m.params().sigma)),
+        stationary_sd(static_cast<float>(m.stationary_sd())), log_norm(static_cast<float>(m.log_norm())),
+        inv_tau2(static_cast<float>(m.inv_tau2())), predictive_log_norm(static_cast<float>(m.predictive_log_norm())),
+        inv_predictive_var(static_cast<float>(m.inv_predictive_var())) {}
+
+  __device__ float initial(key k, std::uint64_t index, std::uint32_t step) const {
+    return stationary_sd * normal(k, index, step);
+  }
+  __device__ float propagate(float x, key k, std::uint64_t index, std::uint32_t step) const {
+    return __fmaf_rn(sigma, normal(k, index, step), rho * x);
+  }
+  __device__ float log_likelihood(float y, float x) const {
+    const float d = y - x;
+    return __fmaf_rn(-0.5f * d, d * inv_tau2, log_norm);
+  }
+  __device__ float log_first_stage(float y, float x_prev) const {
+    const float d = __fmaf_rn(-rho, x_prev, y);
+    return __fmaf_rn(-0.5f * d, d * inv_predictive_var, predictive_log_norm);
+  }
+};
+
+inline sv_moves moves_for(const sv_model& m) { return sv_moves(m); }
+inline linear_gaussian_moves moves_for(const linear_gaussian_model& m) { return linear_gaussian_moves(m); }
+
+}  // namespace resample::bpf::fast

@@ -1,0 +1,190 @@
+// The cuda filter's fast mode (filter_precision::fast: float particles, approximate exp / log) is
+// not the CPU's bits, so it is tested as a filter: its likelihood unbiased and its filtered means
+// right against Kalman on the linear-Gaussian model, calibrated on the SV matched-DGP suite, and
+// agreeing with the exact filter on the SV model within Monte Carlo error. Plus its refusals.
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backend_support.hpp"
+#include "resample/bpf/cuda_filter.hpp"
+#include "resample/bpf/kalman.hpp"
+#include "resample/bpf/linear_gaussian_model.hpp"
+#include "resample/bpf/simulate.hpp"
+#include "resample/bpf/sv_model.hpp"
+#include "resample/cpu/executor.hpp"
+#include "resample/ptx/filter.hpp"
+#include "support/stats.hpp"
+#include "support/sv_calibration.hpp"
+
+namespace {
+
+using resample::bpf::filter_kind;
+using resample::bpf::filter_options;
+using resample::bpf::filter_precision;
+using resample::bpf::kalman_filter;
+using resample::bpf::linear_gaussian_model;
+
+filter_options fast_options(std::size_t n, std::uint64_t seed, double threshold = 0.5,
+                            filter_kind kind = filter_kind::bootstrap) {
+  filter_options o;
+  o.particles = n;
+  o.seed = seed;
+  o.ess_threshold = threshold;
+  o.kind = kind;
+  o.precision = filter_precision::fast;
+  return o;
+}
+
+const linear_gaussian_model lg_model({.rho = 0.9, .sigma = 1.0, .tau = 1.0});
+
+struct config {
+  const char* name;
+  filter_kind kind;
+  double threshold;
+};
+
+class CudaFastVsKalman : public ::testing::TestWithParam<config> {
+ protected:
+  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
+};
+
+// As the CPU filter's test (bpf_linear_gaussian_test.cpp): the ratio r = p^(y) / p(y) has mean 1
+// whatever the resampling rule; R runs give its mean and standard error; |mean - 1| < 4 SE.
+TEST_P(CudaFastVsKalman, LikelihoodIsUnbiased) {
+  const auto data = resample::bpf::simulate(lg_model, 50, 11);
+  const double exact = kalman_filter(lg_model, data.observations).log_likelihood;
+  constexpr int reps = 200;
+  std::vector<double> ratio;
+  for (int r = 0; r < reps; ++r) {
+    const auto opt = fast_options(512, 1000u + static_cast<unsigned>(r), GetParam().threshold, GetParam().kind);
+    const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
+    ratio.push_back(std::exp(run.log_likelihood - exact));
+  }
+  const double mean = std::accumulate(ratio.begin(), ratio.end(), 0.0) / reps;
+  double ss = 0;
+  for (double x : ratio) ss += (x - mean) * (x - mean);
+  const double se = std::sqrt(ss / (reps - 1) / reps);
+  EXPECT_LT(std::fabs(mean - 1.0), 4.0 * se) << "mean ratio " << mean << ", SE " << se;
+  EXPECT_LT(se * std::sqrt(double{reps}), 1.0);  // power, as on the CPU
+}
+
+// Filtered means within z SE of Kalman's at every tick (Bonferroni over the ticks), sds within 3%.
+TEST_P(CudaFastVsKalman, FilteredMeansMatchKalman) {
+  const auto data = resample::bpf::simulate(lg_model, 40, 12);
+  const auto exact = kalman_filter(lg_model, data.observations);
+  constexpr int reps = 24;
+  const std::size_t ticks = data.observations.size();
+  std::vector<double> sum(ticks), sum2(ticks), sd_ratio(ticks);
+  for (int r = 0; r < reps; ++r) {
+    const auto opt = fast_options(2048, 77u + static_cast<unsigned>(r), GetParam().threshold, GetParam().kind);
+    const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
+    for (std::size_t t = 0; t < ticks; ++t) {
+      const double d = run.ticks[t].mean - exact.mean[t];
+      sum[t] += d;
+      sum2[t] += d * d;
+      sd_ratio[t] += run.ticks[t].sd / std::sqrt(exact.variance[t]) / reps;
+    }
+  }
+  const double z = resample::test::bonferroni_z(1e-3, ticks);
+  for (std::size_t t = 0; t < ticks; ++t) {
+    const double mean = sum[t] / reps;
+    const double se = std::sqrt((sum2[t] / reps - mean * mean) / (reps - 1));
+    EXPECT_LT(std::fabs(mean), z * se) << "tick " << t;
+    EXPECT_LT(se * std::sqrt(double{reps}), 0.15 * std::sqrt(exact.variance[t])) << "tick " << t;
+    EXPECT_NEAR(sd_ratio[t], 1.0, 0.03) << "tick " << t;  // the CPU test's bound (bpf_linear_gaussian_test.cpp)
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Configs, CudaFastVsKalman,
+    ::testing::Values(config{"bootstrap_ess_half", filter_kind::bootstrap, 0.5},
+                      config{"bootstrap_every_tick", filter_kind::bootstrap, 1.0},
+                      config{"auxiliary_ess_half", filter_kind::auxiliary, 0.5}),
+    [](const auto& test) { return std::string(test.param.name); });
+
+class CudaFastSvCalibration : public ::testing::TestWithParam<resample::test::sv_scenario> {
+ protected:
+  void SetUp() override { RESAMPLE_SKIP_WITHOUT_GPU(); }
+};
+
+// The CPU filter's calibration test (bpf_sv_test.cpp) on the same data, N and seed, in fast mode.
+TEST_P(CudaFastSvCalibration, PitIsUniformAndIntervalsCover) {
+  const auto model = resample::test::model_of(GetParam());
+  constexpr std::size_t ticks = 5000;
+  const auto data = resample::bpf::simulate(model, ticks, GetParam().seed);
+  const auto run = resample::bpf::run_cuda_filter(model, std::span<const double>(data.observations),
+                                                  fast_options(1000, 99), std::span<const double>(data.states));
+  ASSERT_EQ(run.ticks.size(), ticks);
+  resample::test::expect_calibrated(run);
+}
+
+INSTANTIATE_TEST_SUITE_P(MatchedDgp, CudaFastSvCalibration, ::testing::ValuesIn(resample::test::sv_scenarios),
+                         [](const auto& test) { return std::string(test.param.name); });
+
+// Fast and exact filters estimate the same log-likelihood: over R seeds each (SV, Student-t noise
+// both ways, N = 4096, 200 ticks) the means differ by less than 4 SE of the difference. A fast
+// density off by 1e-3 per tick would shift the fast mean by 0.2, many SEs.
+TEST(CudaFastFilter, AgreesWithTheExactFilterOnTheSvModel) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const auto model = resample::test::model_of(resample::test::sv_scenarios[1]);
+  const auto data = resample::bpf::simulate(model, 200, 21);
+  const auto y = std::span<const double>(data.observations);
+  constexpr int reps = 32;
+  double sum[2] = {0, 0}, sum2[2] = {0, 0};
+  for (int r = 0; r < reps; ++r) {
+    for (int fast = 0; fast < 2; ++fast) {
+      auto opt = fast_options(4096, 500u + static_cast<unsigned>(r));
+      if (!fast) opt.precision = filter_precision::exact;
+      const double ll = resample::bpf::run_cuda_filter(model, y, opt).log_likelihood;
+      sum[fast] += ll;
+      sum2[fast] += ll * ll;
+    }
+  }
+  double mean[2], var[2];
+  for (int f = 0; f < 2; ++f) {
+    mean[f] = sum[f] / reps;
+    var[f] = (sum2[f] / reps - mean[f] * mean[f]) * reps / (reps - 1);
+  }
+  const double se = std::sqrt((var[0] + var[1]) / reps);
+  EXPECT_LT(std::fabs(mean[1] - mean[0]), 4.0 * se) << "exact " << mean[0] << ", fast " << mean[1] << ", SE " << se;
+  EXPECT_LT(se, 0.05);  // power: the test resolves a shift of 0.2
+}
+
+// Refusals: fast mode on the CPU filters and with the PTX backend's kernels; observations beyond
+// float's range; all-zero weights with the CPU filter's message.
+TEST(CudaFastFilter, RefusesWhatItCannotRun) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const resample::bpf::sv_model model{resample::bpf::sv_parameters{}};
+  const auto opt = fast_options(500, 3);
+  const std::vector<double> y = {0.1, 0.2, 0.3};
+  const auto message = [&](const auto& run) -> std::string {
+    try {
+      run();
+    } catch (const resample::invalid_input& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message([&] { resample::bpf::run_filter(model, resample::cpu::serial{}, std::span<const double>(y), opt); }),
+            "precision 'fast' runs on the cuda backend only (the CPU filters are exact)");
+  EXPECT_EQ(message([&] {
+              resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt, nullptr,
+                                                                    resample::bpf::resampler_node::conditional,
+                                                                    resample::ptx::tick_kernels_for(model));
+            }),
+            "precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
+  const std::vector<double> huge = {0.1, 1e39, 0.2};
+  const std::string beyond = message([&] { resample::bpf::run_cuda_filter(model, std::span<const double>(huge), opt); });
+  EXPECT_EQ(beyond.rfind("observation 1 is 1", 0), 0u) << beyond;
+  EXPECT_NE(beyond.find("e+39, beyond float's range (precision 'fast' keeps observations in float)"), std::string::npos)
+      << beyond;
+  const std::vector<double> zero_weights = {0.1, 1e30, 0.2};  // every density underflows
+  EXPECT_EQ(message([&] { resample::bpf::run_cuda_filter(model, std::span<const double>(zero_weights), opt); }),
+            "tick 1: every particle has zero weight");
+}
+
+}  // namespace
