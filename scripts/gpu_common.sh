@@ -121,6 +121,9 @@ sanitizer_filter() {  # TOOL TEST [ptx]: ptx, the filter's PTX cases
         echo "$gated"
       fi
       ;;
+    bpf_cuda_fast_test)  # the gated ticks for all three; memcheck also the refusals (the rest is 100s of runs)
+      if [ "$1" = memcheck ]; then echo '*GatedRunsAreReproducible:*Refuses*'; else echo '*GatedRunsAreReproducible'; fi
+      ;;
     *) echo '*' ;;
   esac
 }

@@ -154,6 +154,60 @@ TEST(CudaFastFilter, AgreesWithTheExactFilterOnTheSvModel) {
   EXPECT_LT(se, 0.05);  // power: the test resolves a shift of 0.2
 }
 
+/// Two fast runs' outputs are the same bits (fast is not the CPU's bits, but it is deterministic:
+/// counter-based draws, and the chunk sums in a fixed order).
+void expect_same_runs(const resample::bpf::filter_run& a, const resample::bpf::filter_run& b, const std::string& what) {
+  ASSERT_EQ(a.ticks.size(), b.ticks.size()) << what;
+  EXPECT_EQ(a.log_likelihood, b.log_likelihood) << what;
+  for (std::size_t t = 0; t < a.ticks.size(); ++t) {
+    EXPECT_EQ(a.ticks[t].mean, b.ticks[t].mean) << what << ", tick " << t;
+    EXPECT_EQ(a.ticks[t].sd, b.ticks[t].sd) << what << ", tick " << t;
+    EXPECT_EQ(a.ticks[t].ess, b.ticks[t].ess) << what << ", tick " << t;
+    EXPECT_EQ(a.ticks[t].pit, b.ticks[t].pit) << what << ", tick " << t;
+    EXPECT_EQ(a.ticks[t].resampled, b.ticks[t].resampled) << what << ", tick " << t;
+  }
+}
+
+/// Fast runs of both models and both filters (jitter on, N not a whole number of chunks) with the
+/// resampler node `node`, twice, or against the other node when `against_other`.
+void expect_reproducible(resample::bpf::resampler_node node, bool against_other) {
+  using resample::bpf::resampler_node;
+  const auto sv = resample::test::model_of(resample::test::sv_scenarios[1]);
+  const auto sv_data = resample::bpf::simulate(sv, 40, 5);
+  const auto lg_data = resample::bpf::simulate(lg_model, 40, 6);
+  const resampler_node second = against_other ? (node == resampler_node::gated ? resampler_node::conditional
+                                                                                : resampler_node::gated)
+                                              : node;
+  for (const auto kind : {filter_kind::bootstrap, filter_kind::auxiliary}) {
+    auto opt = fast_options(10007, 42, 0.7, kind);
+    opt.jitter = 0.01;
+    const std::string what = kind == filter_kind::auxiliary ? "auxiliary" : "bootstrap";
+    const auto truth = std::span<const double>(sv_data.states);
+    expect_same_runs(resample::bpf::run_cuda_filter(sv, std::span<const double>(sv_data.observations), opt, truth,
+                                                    nullptr, node),
+                     resample::bpf::run_cuda_filter(sv, std::span<const double>(sv_data.observations), opt, truth,
+                                                    nullptr, second),
+                     "sv " + what);
+    expect_same_runs(resample::bpf::run_cuda_filter(lg_model, std::span<const double>(lg_data.observations), opt, {},
+                                                    nullptr, node),
+                     resample::bpf::run_cuda_filter(lg_model, std::span<const double>(lg_data.observations), opt, {},
+                                                    nullptr, second),
+                     "lg " + what);
+  }
+}
+
+// The gated tick (every kernel launched every tick: what racecheck and synccheck can follow) twice.
+TEST(CudaFastFilter, GatedRunsAreReproducible) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  expect_reproducible(resample::bpf::resampler_node::gated, false);
+}
+
+// The conditional resampler node gives the gated tick's bits.
+TEST(CudaFastFilter, ConditionalNodeGivesTheGatedBits) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  expect_reproducible(resample::bpf::resampler_node::conditional, true);
+}
+
 // Refusals: fast mode on the CPU filters and with the PTX backend's kernels; observations beyond
 // float's range; all-zero weights with the CPU filter's message.
 TEST(CudaFastFilter, RefusesWhatItCannotRun) {

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The particle filter's GPU run, in parts given as arguments (default: all three), logs under OUT:
+#   checks      build (Release, sm_90), the filter's GPU tests (the exact filter against the CPU,
+#               bpf_cuda_test; the fast mode, bpf_cuda_fast_test and fast_moves_test), and
+#               `resample bpf` on GBP/USD with both precisions (bpf_checks.txt, bpf_cli.txt)
+#   sanitizers  compute-sanitizer memcheck / racecheck / synccheck on those tests, filtered by
+#               sanitizer_filter (bpf_sanitizers.txt)
+#   bench       bench_bpf rows matching BPF_BENCH (default: cuda and cuda-fast, N = 2^18 .. 2^24)
+#               (bench_bpf.txt)
+#   usage: OUT=dir scripts/bpf_gpu_run.sh checks bench
+source "$(dirname "$0")/gpu_common.sh"
+tests="fast_moves_test bpf_cuda_fast_test bpf_cuda_test"
+parts=${*:-checks sanitizers bench}
+for part in $parts; do
+  case "$part" in
+    checks)
+      {
+        # shellcheck disable=SC2086
+        gpu_configure_and_build resample bench_bpf $tests || exit 1
+        for t in $tests; do
+          echo "== $t"
+          run_gtest "$t" 400
+        done
+      } >"$out/bpf_checks.txt" 2>&1
+      for precision in exact fast; do
+        echo "== --precision $precision"
+        "$build/bin/resample" bpf --data data/gbp_usd_1997_1999_returns.txt --mu -1.02 --rho 0.9702 --sigma 0.178 \
+          --n 1048576 --backend cuda --precision "$precision" --out "$out/bpf_$precision" 2>&1 | grep -v '^$'
+        rm -rf "$out/bpf_$precision"
+      done >"$out/bpf_cli.txt" 2>&1
+      ;;
+    sanitizers)
+      for tool in memcheck racecheck synccheck; do
+        for t in $tests; do
+          run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 150
+        done
+      done >"$out/bpf_sanitizers.txt" 2>&1
+      ;;
+    bench)
+      "$build/bin/bench_bpf" --benchmark_filter="${BPF_BENCH:-bpf/cuda(-fast)?/(262144|1048576|4194304|16777216)}" \
+        >"$out/bench_bpf.txt" 2>&1
+      ;;
+    *) echo "unknown part '$part' (checks, sanitizers, bench)" >&2; exit 2 ;;
+  esac
+done
