@@ -72,13 +72,16 @@ TEST_P(CudaFastVsKalman, LikelihoodIsUnbiased) {
   EXPECT_LT(se * std::sqrt(double{reps}), 1.0);  // power, as on the CPU
 }
 
-// Filtered means within z SE of Kalman's at every tick (Bonferroni over the ticks), sds within 3%.
+// Filtered means and sds against Kalman's at every tick: the mean error and the sd ratio's error
+// within z SE (Bonferroni over the ticks, SE from the runs' spread; the estimators' O(1/N) biases
+// are far below it), and each run's errors small (power). The CPU test's fixed 3% on the sd ratio
+// assumed ESS >= N/2, which resampling at every tick does not keep.
 TEST_P(CudaFastVsKalman, FilteredMeansMatchKalman) {
   const auto data = resample::bpf::simulate(lg_model, 40, 12);
   const auto exact = kalman_filter(lg_model, data.observations);
   constexpr int reps = 24;
   const std::size_t ticks = data.observations.size();
-  std::vector<double> sum(ticks), sum2(ticks), sd_ratio(ticks);
+  std::vector<double> sum(ticks), sum2(ticks), ratio_sum(ticks), ratio_sum2(ticks);
   for (int r = 0; r < reps; ++r) {
     const auto opt = fast_options(2048, 77u + static_cast<unsigned>(r), GetParam().threshold, GetParam().kind);
     const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
@@ -86,7 +89,9 @@ TEST_P(CudaFastVsKalman, FilteredMeansMatchKalman) {
       const double d = run.ticks[t].mean - exact.mean[t];
       sum[t] += d;
       sum2[t] += d * d;
-      sd_ratio[t] += run.ticks[t].sd / std::sqrt(exact.variance[t]) / reps;
+      const double ratio = run.ticks[t].sd / std::sqrt(exact.variance[t]);
+      ratio_sum[t] += ratio;
+      ratio_sum2[t] += ratio * ratio;
     }
   }
   const double z = resample::test::bonferroni_z(1e-3, ticks);
@@ -95,7 +100,10 @@ TEST_P(CudaFastVsKalman, FilteredMeansMatchKalman) {
     const double se = std::sqrt((sum2[t] / reps - mean * mean) / (reps - 1));
     EXPECT_LT(std::fabs(mean), z * se) << "tick " << t;
     EXPECT_LT(se * std::sqrt(double{reps}), 0.15 * std::sqrt(exact.variance[t])) << "tick " << t;
-    EXPECT_NEAR(sd_ratio[t], 1.0, 0.03) << "tick " << t;  // the CPU test's bound (bpf_linear_gaussian_test.cpp)
+    const double ratio = ratio_sum[t] / reps;
+    const double ratio_se = std::sqrt((ratio_sum2[t] / reps - ratio * ratio) / (reps - 1));
+    EXPECT_LT(std::fabs(ratio - 1.0), z * ratio_se) << "tick " << t << ": sd ratio " << ratio << ", SE " << ratio_se;
+    EXPECT_LT(ratio_se * std::sqrt(double{reps}), 0.1) << "tick " << t;  // a run's sd within about 10%
   }
 }
 
@@ -163,7 +171,8 @@ void expect_same_runs(const resample::bpf::filter_run& a, const resample::bpf::f
     EXPECT_EQ(a.ticks[t].mean, b.ticks[t].mean) << what << ", tick " << t;
     EXPECT_EQ(a.ticks[t].sd, b.ticks[t].sd) << what << ", tick " << t;
     EXPECT_EQ(a.ticks[t].ess, b.ticks[t].ess) << what << ", tick " << t;
-    EXPECT_EQ(a.ticks[t].pit, b.ticks[t].pit) << what << ", tick " << t;
+    EXPECT_TRUE(a.ticks[t].pit == b.ticks[t].pit || (std::isnan(a.ticks[t].pit) && std::isnan(b.ticks[t].pit)))
+        << what << ", tick " << t << ": " << a.ticks[t].pit << " and " << b.ticks[t].pit;
     EXPECT_EQ(a.ticks[t].resampled, b.ticks[t].resampled) << what << ", tick " << t;
   }
 }
@@ -231,11 +240,10 @@ TEST(CudaFastFilter, RefusesWhatItCannotRun) {
                                                                     resample::ptx::tick_kernels_for(model));
             }),
             "precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
-  const std::vector<double> huge = {0.1, 1e39, 0.2};
-  const std::string beyond = message([&] { resample::bpf::run_cuda_filter(model, std::span<const double>(huge), opt); });
-  EXPECT_EQ(beyond.rfind("observation 1 is 1", 0), 0u) << beyond;
-  EXPECT_NE(beyond.find("e+39, beyond float's range (precision 'fast' keeps observations in float)"), std::string::npos)
-      << beyond;
+  const std::vector<double> huge = {0.1, 0x1p130, 0.2};
+  EXPECT_EQ(message([&] { resample::bpf::run_cuda_filter(model, std::span<const double>(huge), opt); }),
+            "observation 1 is 1.3611294676837539e+39, beyond float's range (precision 'fast' keeps observations in "
+            "float)");
   const std::vector<double> zero_weights = {0.1, 1e30, 0.2};  // every density underflows
   EXPECT_EQ(message([&] { resample::bpf::run_cuda_filter(model, std::span<const double>(zero_weights), opt); }),
             "tick 1: every particle has zero weight");
