@@ -7,6 +7,10 @@
 //                          the per-particle kernel and the resampler in PTX
 //   bpf/cuda-fast/<N>      the cuda filter with filter_precision::fast (float particles, approximate
 //                          exp / log; the resampler exact on the float log-weights)
+//   bpf/cuda[-fast]/gated/<N>  N = 2^24, with resampler_node::gated (the resampler's kernels launched
+//                          every tick, returning at once on ticks that keep their weights): for
+//                          Nsight Compute, which cannot time the kernels of a graph with a
+//                          conditional node
 //   bpf/cpu-parallel/<N>   N = 2^10 .. 2^20, all cores; wall time
 //
 // Counters: us_per_tick (the mean over the iterations: for cuda they include the first capture of
@@ -18,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -77,13 +82,12 @@ void cpu_parallel(benchmark::State& state) {
 #if defined(RESAMPLE_BENCH_CUDA)
 enum class gpu_variant { cuda, ptx, cuda_fast };
 
-void cuda_filter(benchmark::State& state, gpu_variant variant) {
+void cuda_filter(benchmark::State& state, gpu_variant variant, resample::bpf::resampler_node node) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const bool ptx = variant == gpu_variant::ptx;
   auto opt = options(n);
   if (variant == gpu_variant::cuda_fast) opt.precision = resample::bpf::filter_precision::fast;
-  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model(), opt, nullptr,
-                                                        resample::bpf::resampler_node::conditional,
+  resample::bpf::cuda_filter<resample::bpf::sv_model> f(model(), opt, nullptr, node,
                                                         ptx ? resample::ptx::tick_kernels_for(model()) : nullptr);
   resample::bench::event_timer timer;
   const auto& y = observations();
@@ -113,8 +117,12 @@ const int registered = [] {
 #if defined(RESAMPLE_BENCH_CUDA)
   for (const auto variant : {gpu_variant::cuda, gpu_variant::ptx, gpu_variant::cuda_fast}) {
     const char* name = variant == gpu_variant::cuda ? "bpf/cuda" : variant == gpu_variant::ptx ? "bpf/ptx" : "bpf/cuda-fast";
-    benchmark::RegisterBenchmark(name, cuda_filter, variant)->RangeMultiplier(4)
-        ->Range(1 << 10, 1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(name, cuda_filter, variant, resample::bpf::resampler_node::conditional)
+        ->RangeMultiplier(4)->Range(1 << 10, 1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    if (variant != gpu_variant::ptx) {
+      benchmark::RegisterBenchmark((std::string(name) + "/gated").c_str(), cuda_filter, variant, resample::bpf::resampler_node::gated)
+          ->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    }
   }
 #endif
   return 0;

@@ -7,6 +7,9 @@
 #               sanitizer_filter (bpf_sanitizers.txt)
 #   bench       bench_bpf rows matching BPF_BENCH (default: cuda and cuda-fast, N = 2^18 .. 2^24)
 #               (bench_bpf.txt)
+#   profile     Nsight Compute on one gather_propagate launch (after 8) of the gated 2^24 row
+#               matching BPF_PROFILE (default bpf/cuda-fast/gated): ncu_details.txt, and where its
+#               instructions go (bpf_sass_regions.txt, scripts/sass_regions.py)
 #   usage: OUT=dir scripts/bpf_gpu_run.sh checks bench
 source "$(dirname "$0")/gpu_common.sh"
 tests="fast_moves_test bpf_cuda_fast_test bpf_cuda_test"
@@ -40,6 +43,11 @@ for part in $parts; do
       "$build/bin/bench_bpf" --benchmark_filter="${BPF_BENCH:-bpf/cuda(-fast)?/(262144|1048576|4194304|16777216)}" \
         >"$out/bench_bpf.txt" 2>&1
       ;;
-    *) echo "unknown part '$part' (checks, sanitizers, bench)" >&2; exit 2 ;;
+    profile)
+      LAUNCH_SKIP=8 ncu_instruction_counts regex:gather_propagate 1 "${BPF_PROFILE:-bpf/cuda-fast/gated}" bench_bpf
+      python3 scripts/sass_regions.py "$out/source_sass.csv" gather_propagate 16777216 >"$out/bpf_sass_regions.txt" 2>&1
+      rm -f "$out/source_sass.csv" "$out/ncu_run.txt"
+      ;;
+    *) echo "unknown part '$part' (checks, sanitizers, bench, profile)" >&2; exit 2 ;;
   esac
 done

@@ -5,8 +5,8 @@
 # log in BUILD/build_log.txt, not in OUT), showing errors and warnings only, returning its status;
 # print_digests "SCHEME..." "BACKEND...": the command line's same bits, an md5 of 5 draws of 20000
 # fixed log-weights per scheme and backend (a scheme a backend lacks prints its refusal's digest),
-# and ncu_instruction_counts KERNELS LAUNCHES BENCH: Nsight Compute on the kernels matching KERNELS
-# in bench_cuda's BENCH rows, its details page (ncu_details.txt) and its per-SASS-instruction counts
+# and ncu_instruction_counts KERNELS LAUNCHES BENCH [BINARY]: Nsight Compute on the kernels matching
+# KERNELS in the BENCH rows of bench_cuda (or BINARY), its details page (ncu_details.txt) and its per-SASS-instruction counts
 # (source_sass.csv, for scripts/sass_regions.py), kernel_times_from BENCH...: each kernel's duration
 # as the benchmark runs it, run_gtest TEST SECONDS: a GPU test's totals and failures, and
 # run_sanitizer TOOL TEST FILTER SECONDS: compute-sanitizer's TOOL on TEST's gtest cases matching
@@ -57,10 +57,11 @@ print_digests() {
   rm -f "$lw"
 }
 
-ncu_instruction_counts() {
-  ncu --kernel-name "$1" --launch-count "$2" --section SourceCounters --section InstructionStats \
-    --section ComputeWorkloadAnalysis --section SpeedOfLight --import-source yes -f -o "$out/profile" \
-    "$build/bin/bench_cuda" --benchmark_filter="$3" --benchmark_min_time=0.01s >"$out/ncu_run.txt" 2>&1
+ncu_instruction_counts() {  # KERNELS LAUNCHES BENCH [BINARY, default bench_cuda; LAUNCH_SKIP, default 0]
+  ncu --kernel-name "$1" --launch-skip "${LAUNCH_SKIP:-0}" --launch-count "$2" --section SourceCounters \
+    --section InstructionStats --section ComputeWorkloadAnalysis --section SpeedOfLight --section WarpStateStats \
+    --section Occupancy --import-source yes -f -o "$out/profile" \
+    "$build/bin/${4:-bench_cuda}" --benchmark_filter="$3" --benchmark_min_time=0.01s >"$out/ncu_run.txt" 2>&1
   ncu -i "$out/profile.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1
   ncu -i "$out/profile.ncu-rep" --page source --csv --print-source sass >"$out/source_sass.csv" 2>&1
   rm -f "$out/profile.ncu-rep"

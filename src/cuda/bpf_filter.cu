@@ -58,22 +58,23 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 template <class Model>
 struct exact_moves {
   using real = double;
+  static constexpr bool fast = false;
   Model model;
-  __device__ double initial(key k, std::uint64_t index, std::uint32_t step) const {
+  key k;
+  __device__ double initial(std::uint64_t index, std::uint32_t step) const {
     philox_stream rng(k, index, step);
     return model.initial(rng);
   }
-  __device__ double propagate(double x, key k, std::uint64_t index, std::uint32_t step) const {
+  __device__ double propagate(double x, std::uint64_t index, std::uint32_t step) const {
     philox_stream rng(k, index, step);
     return model.propagate(x, rng);
   }
   __device__ double log_likelihood(double y, double x) const { return model.log_likelihood(y, x); }
   __device__ double log_first_stage(double y, double x) const { return model.log_first_stage(y, x); }
-  __device__ static double jitter(double x, double sd, key k, std::uint64_t index, std::uint32_t step) {
+  __device__ double jitter(double x, double sd, std::uint64_t index, std::uint32_t step) const {
     philox_stream rng(k, index, step);
     return resample::detail::fused(sd, standard_normal(rng), x);
   }
-  __device__ static double weight(double d) { return deterministic_exp_nonpositive(d); }
 };
 
 /// The filter's device scalars.
@@ -179,19 +180,24 @@ __device__ moments lane_total(const moments& mine) {
 
 /// A chunk's kernel: `chunk_threads` threads move its 4096 particles, `per_thread` each (thread t:
 /// particles t, t + 512, ...: coalesced), so that small systems still fill much of the GPU, with
-/// two blocks per SM so that one's barriers overlap the other's work; then the chunk summary
-/// (chunk_statistics.hpp): the block's max and first NaN / +inf, the log-weights staged in shared
-/// memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read from there
-/// and from the states in L2 (written by this block before a barrier), added by the lanes' tree
-/// (10 KiB). `move(i)` moves particle i, writes its state to x[i], and returns its log-weight;
-/// Moves::weight gives w (the exact or the fast exp).
+/// two blocks per SM (exact; three in fast mode) so that one's barriers overlap another's work; then
+/// the chunk summary: its max and first NaN / +inf by a block reduction, then its sums.
+/// `move(i, state)` moves particle i, writes it (state and log-weight) out, sets `state` and
+/// returns its log-weight.
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
 
+template <class Moves>
+constexpr int chunk_blocks_per_sm = Moves::fast ? 3 : 2;
+
+/// The exact sums (chunk_statistics.hpp, the CPU's order and bits): the log-weights staged in
+/// shared memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read
+/// from there and from the states in L2 (written by this block before a barrier), added by the
+/// lanes' tree (10 KiB).
 template <class Moves, class Move>
-__device__ void run_chunk(std::size_t n, const typename Moves::real* x, double shift, double truth, chunk_summary* out,
-                          const Move& move) {
+__device__ void run_chunk_exact(std::size_t n, const double* x, double shift, double truth, chunk_summary* out,
+                                const Move& move) {
   __shared__ double w_s[detail::chunk];
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
@@ -201,7 +207,8 @@ __device__ void run_chunk(std::size_t n, const typename Moves::real* x, double s
     const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
     double lw = -inf;
     if (local < count) {
-      lw = static_cast<double>(move(begin + local));
+      double state;
+      lw = move(begin + local, state);
       if (!(lw < inf)) my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
       else if (lw > my_max) my_max = lw;
     }
@@ -211,19 +218,74 @@ __device__ void run_chunk(std::size_t n, const typename Moves::real* x, double s
   const bool summed = my_bad == detail::no_index && my_max > -inf;
   for (int k = 0; k < per_thread; ++k) {
     double& w = w_s[threadIdx.x + chunk_threads * k];
-    w = summed ? Moves::weight(w - my_max) : 0.0;
+    w = summed ? deterministic_exp_nonpositive(w - my_max) : 0.0;
   }
   __syncthreads();  // also makes this block's states visible to its other threads
   moments sums{};
   for (std::size_t local = threadIdx.x; threadIdx.x < lanes && local < count; local += lanes) {
     const double w = w_s[local];
-    if (w > 0.0) {
-      const auto state = static_cast<double>(x[begin + local]);
-      detail::add_particle(sums, w, state - shift, state <= truth);
-    }
+    if (w > 0.0) detail::add_particle(sums, w, x[begin + local] - shift, x[begin + local] <= truth);
   }
   const moments total = lane_total(sums);
   if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
+}
+
+/// The fast sums: each thread keeps its particles (state, log-weight) in registers, adds their
+/// w = ex2((lw - m_c) log2 e) (0 for -inf), w^2, w d, w d^2, w 1{x <= truth} in float, and one
+/// block reduction adds the threads' sums in double: no staging, no second read of the states, no
+/// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
+template <class Moves, class Move>
+__device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_summary* out, const Move& move) {
+  const std::size_t begin = blockIdx.x * detail::chunk;
+  const std::size_t count = min(n - begin, detail::chunk);
+  float x[per_thread], lw[per_thread];
+  double my_max = -inf;
+  unsigned long long my_bad = detail::no_index;
+#pragma unroll
+  for (int k = 0; k < per_thread; ++k) {
+    const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
+    x[k] = 0.0f;
+    lw[k] = -std::numeric_limits<float>::infinity();
+    if (local < count) {
+      lw[k] = move(begin + local, x[k]);
+      if (!(lw[k] < std::numeric_limits<float>::infinity())) {
+        my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
+      } else if (lw[k] > my_max) {
+        my_max = lw[k];
+      }
+    }
+  }
+  block_max_and_first_bad<chunk_threads>(my_max, my_bad);  // now the chunk's
+  moments mine{};
+  if (my_bad == detail::no_index && my_max > -inf) {
+    const auto m = static_cast<float>(my_max), centre = static_cast<float>(shift), below = static_cast<float>(truth);
+    float sw = 0, sw2 = 0, swd = 0, swdd = 0, sbelow = 0;
+#pragma unroll
+    for (int k = 0; k < per_thread; ++k) {
+      const float w = fast::ex2((lw[k] - m) * fast::log2e);  // -inf: 0
+      const float d = x[k] - centre;
+      sw += w;
+      sw2 = __fmaf_rn(w, w, sw2);
+      swd = __fmaf_rn(w, d, swd);
+      swdd = __fmaf_rn(w * d, d, swdd);
+      sbelow += x[k] <= below ? w : 0.0f;  // NaN truth: never
+    }
+    mine = moments{sw, sw2, swd, swdd, sbelow};
+  }
+  using reduce = cub::BlockReduce<moments, chunk_threads>;
+  __shared__ typename reduce::TempStorage tmp;
+  const moments total = reduce(tmp).Reduce(mine, [](const moments& a, const moments& b) { return a + b; });
+  if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
+}
+
+template <class Moves, class Move>
+__device__ void run_chunk(std::size_t n, const typename Moves::real* x, double shift, double truth, chunk_summary* out,
+                          const Move& move) {
+  if constexpr (Moves::fast) {
+    run_chunk_fast<Moves>(n, shift, truth, out, move);
+  } else {
+    run_chunk_exact<Moves>(n, x, shift, truth, out, move);
+  }
 }
 
 /// The tick's statistics from every chunk's summary, in combine_chunks' order, in one block.
@@ -254,23 +316,25 @@ __device__ inline double truth_at(const tick_io& io, std::uint32_t t) {
 }
 
 template <class Moves, class Real = typename Moves::real>
-__global__ void __launch_bounds__(chunk_threads, 2) initial_weight(Moves moves, key k, std::size_t n, tick_io io, Real* x,
-                                                                Real* lw, chunk_summary* chunks) {
+__global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
+    initial_weight(Moves moves, std::size_t n, tick_io io, Real* x, Real* lw, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[0]);
-  run_chunk<Moves>(n, x, 0.0, truth_at(io, 0), chunks + blockIdx.x, [&](std::size_t i) {
-    const Real state = moves.initial(k, detail::propagation_index + i, 0);
+  run_chunk<Moves>(n, x, 0.0, truth_at(io, 0), chunks + blockIdx.x, [&](std::size_t i, Real& state) {
+    state = moves.initial(detail::propagation_index + i, 0);
     x[i] = state;
     return lw[i] = moves.log_likelihood(y, state);
   });
 }
 
 template <class Moves, class Real = typename Moves::real>
-__global__ void __launch_bounds__(chunk_threads, 2) first_stage(Moves moves, std::size_t n, const scalars* s, tick_io io,
-                                                             const Real* x, const Real* lw, Real* fs, Real* v,
-                                                             chunk_summary* chunks) {
+__global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
+    first_stage(Moves moves, std::size_t n, const scalars* s, tick_io io, const Real* x, const Real* lw, Real* fs,
+                Real* v, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[s->tick]);
-  run_chunk<Moves>(n, x, 0.0, std::numeric_limits<double>::quiet_NaN(), chunks + blockIdx.x, [&](std::size_t i) {
-    const Real f = moves.log_first_stage(y, x[i]);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  run_chunk<Moves>(n, x, 0.0, nan, chunks + blockIdx.x, [&](std::size_t i, Real& state) {
+    state = x[i];
+    const Real f = moves.log_first_stage(y, state);
     fs[i] = f;
     return v[i] = lw[i] + f;
   });
@@ -293,8 +357,8 @@ __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary*
 }
 
 template <class Moves, class Real = typename Moves::real>
-__global__ void __launch_bounds__(chunk_threads, 2)
-    gather_propagate(Moves moves, key k, std::size_t n, double jitter, bool auxiliary, tick_io io,
+__global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
+    gather_propagate(Moves moves, std::size_t n, double jitter, bool auxiliary, tick_io io,
                      const std::int32_t* ancestors, const cuda::device_status* st, const Real* x, const Real* lw,
                      const Real* fs, Real* x_out, Real* lw_out, scalars* s, chunk_summary* chunks) {
   const std::uint32_t tick = s->tick;
@@ -302,18 +366,18 @@ __global__ void __launch_bounds__(chunk_threads, 2)
   // `st`: the resampler's verdict. A refusal (a rejection bound below a weight) wrote no ancestors:
   // the particles move on unresampled, finish_tick records it, and collect() reports it.
   const bool resampled = s->resample && st->code == 0;
-  run_chunk<Moves>(n, x_out, s->mean, truth_at(io, tick), chunks + blockIdx.x, [&](std::size_t j) {
-    Real state, weight;
+  run_chunk<Moves>(n, x_out, s->mean, truth_at(io, tick), chunks + blockIdx.x, [&](std::size_t j, Real& state) {
+    Real weight;
     if (resampled) {
       const auto a = static_cast<std::size_t>(ancestors[j]);
       state = x[a];
-      if (jitter > 0.0) state = Moves::jitter(state, jitter, k, detail::jitter_index + j, tick);
+      if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
       weight = auxiliary ? -fs[a] : Real{0};
     } else {
       state = x[j];
       weight = lw[j];
     }
-    state = moves.propagate(state, k, detail::propagation_index + j, tick);
+    state = moves.propagate(state, detail::propagation_index + j, tick);
     weight += moves.log_likelihood(y, state);
     x_out[j] = state;
     return lw_out[j] = weight;
@@ -482,9 +546,9 @@ struct cuda_filter<Model>::impl {
   template <class F>
   void with_moves(const F& f) const {
     if (fast) {
-      f(fast::moves_for(model));
+      f(fast::moves_for(model, k));
     } else {
-      f(exact_moves<Model>{model});
+      f(exact_moves<Model>{model, k});
     }
   }
   template <class Real>
@@ -586,7 +650,7 @@ struct cuda_filter<Model>::impl {
         kernels->prepare(initial_slot, move_for(move_launch::stage::initial, 0), stream);
         kernels->launch(initial_slot, stream);
       } else {
-        initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(moves, k, n, io(), x, lw,
+        initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(moves, n, io(), x, lw,
                                                                                        chunks_a.data());
         cuda::check_launch("bpf initial_weight");
       }
@@ -637,7 +701,7 @@ struct cuda_filter<Model>::impl {
     if (kernels) {
       kernels->launch(gather_slot + p, on);
     } else {
-      gather_propagate<<<grid, chunk_threads, 0, on>>>(moves, k, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
+      gather_propagate<<<grid, chunk_threads, 0, on>>>(moves, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
                                                        status(), x, lw, fs, x_out, lw_out, s, chunks_a.data());
       cuda::check_launch("bpf gather_propagate");
     }

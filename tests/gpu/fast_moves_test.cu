@@ -17,10 +17,10 @@ namespace {
 
 constexpr std::uint32_t draws = 1u << 20;
 
-__global__ void draw(key k, float nu, float* normal, float* student) {
+__global__ void draw(fast::philox_keys keys, float nu, float* normal, float* student) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= draws) return;
-  const fast::polar_point p = fast::polar_try(k, i, 7);
+  const fast::polar_point p = fast::polar_try(keys, i, 7);
   normal[i] = fast::normal(p);
   student[i] = fast::student_t(p, nu, -2.0f / nu);
 }
@@ -28,6 +28,16 @@ __global__ void draw(key k, float nu, float* normal, float* student) {
 __global__ void densities(fast::sv_moves m, const float* y, const float* h, std::uint32_t count, float* out) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < count) out[i] = m.log_likelihood(y[i], h[i]);
+}
+
+/// fast::philox and Random123's philox4x32_10 at counter (i, ~i, 3 i, i + 7): 8 words per i.
+__global__ void both_philox(fast::philox_keys keys, key k, std::uint32_t count, std::uint32_t* out) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const uint4 a = fast::philox(keys, i, ~i, 3 * i, i + 7);
+  const auto b = philox4x32_10({{i, ~i, 3 * i, i + 7}}, {{k.seed, k.stream}});
+  const std::uint32_t words[8] = {a.x, a.y, a.z, a.w, b.v[0], b.v[1], b.v[2], b.v[3]};
+  for (int w = 0; w < 8; ++w) out[8 * i + w] = words[w];
 }
 
 bool have_gpu() {
@@ -50,6 +60,24 @@ double ks_distance(std::vector<float> x, const Cdf& F) {
   return d;
 }
 
+// The round keys computed once give Random123's words.
+TEST(FastMoves, PhiloxWithPrecomputedKeysIsRandom123s) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present";
+  constexpr std::uint32_t count = 4096;
+  std::uint32_t* out = nullptr;
+  check(cudaMalloc(&out, 8 * count * sizeof(std::uint32_t)));
+  for (const key k : {key{0, 0}, key{0xdeadbeef, 1}, key{~0u, ~0u}}) {
+    both_philox<<<count / 256, 256>>>(fast::philox_keys(k), k, count, out);
+    check(cudaGetLastError());
+    std::vector<std::uint32_t> words(8 * count);
+    check(cudaMemcpy(words.data(), out, words.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    for (std::uint32_t i = 0; i < count; ++i) {
+      for (int w = 0; w < 4; ++w) ASSERT_EQ(words[8 * i + w], words[8 * i + 4 + w]) << "key " << k.seed << ", i " << i;
+    }
+  }
+  check(cudaFree(out));
+}
+
 // Both laws from the same accepted tries (nu = 5): sqrt(n) D under the Kolmogorov law's 0.1%
 // point, 1.949 (a t4 for a t5 differs by 0.009 in the CDF, 9 times the allowance at n = 2^20), and
 // the tails P(|X| > c) (where the transforms work on w near 0) within 4 binomial sd.
@@ -58,7 +86,7 @@ TEST(FastMoves, NormalAndStudentDrawsFollowTheirLaws) {
   float *normal = nullptr, *student = nullptr;
   check(cudaMalloc(&normal, draws * sizeof(float)));
   check(cudaMalloc(&student, draws * sizeof(float)));
-  draw<<<draws / 256, 256>>>(key{11, 3}, 5.0f, normal, student);
+  draw<<<draws / 256, 256>>>(fast::philox_keys(key{11, 3}), 5.0f, normal, student);
   check(cudaGetLastError());
   std::vector<float> z(draws), t(draws);
   check(cudaMemcpy(z.data(), normal, draws * sizeof(float), cudaMemcpyDeviceToHost));
@@ -115,7 +143,7 @@ TEST(FastMoves, DensitiesMatchTheExactModel) {
   check(cudaMemcpy(h_d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   for (const double nu_obs : {0.0, 5.0}) {
     const sv_model exact({.mu = -4.5, .rho = 0.97, .sigma = 0.15, .nu_state = 5, .nu_obs = nu_obs});
-    densities<<<(count + 255) / 256, 256>>>(fast::sv_moves(exact), y_d, h_d, count, out_d);
+    densities<<<(count + 255) / 256, 256>>>(fast::sv_moves(exact, key{}), y_d, h_d, count, out_d);
     check(cudaGetLastError());
     std::vector<float> out(count);
     check(cudaMemcpy(out.data(), out_d, count * sizeof(float), cudaMemcpyDeviceToHost));

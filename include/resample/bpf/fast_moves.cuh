@@ -4,11 +4,17 @@
 // sqrt.approx within 1 ulp), and 32-bit Philox words. Device code (nvcc only); the cuda filter's
 // kernels (src/cuda/bpf_filter.cu) take one of these where the exact mode takes the model itself.
 //
-//   signed_uniform     u in (-1, 1) from a word's top 22 bits, odd multiples of 2^-22 (symmetric,
-//                      never 0 or +-1): the word's bits in a float of [1, 2), then 2f - 3 (exact).
+//   philox            Philox4x32-10 (Random123's rounds and constants) with its ten round keys
+//                      computed once on the host (philox_keys), where Random123 recomputes them
+//                      per call: the same words, 18 fewer instructions per call.
+//   signed_uniform     u in (-1, 1) from 21 random bits m: (2m + 1) / 2^21 - 1, odd multiples of
+//                      2^-21 (symmetric, never 0 or +-1): the bits in a float of [1, 2), then
+//                      2f - 3 (exact).
 //   polar_try          Marsaglia's polar try: w = u^2 + v^2, and 1 - w by fmas (not 1 - w rounded,
-//                      which loses the small values that give small variates); two tries per
-//                      Philox call (4 words), accepted with probability pi / 4 each.
+//                      which loses the small values that give small variates); three tries per
+//                      Philox block (6 x 21 of its 128 bits), each accepted with probability pi / 4,
+//                      so that a warp, which waits for its slowest lane, needs a second block in
+//                      about a quarter of its draws (with two tries per block: 78%).
 //   log_of_one_minus   ln(1 - d): its series to d^6 below 1/16 (truncation < 2e-8 relative), else
 //                      lg2(1 - d) ln 2 (|ln| >= 0.064, so lg2's absolute error is < 3e-6 relative).
 //   expm1_nonnegative  e^a - 1: its series to a^6 below 1/4 (truncation < 5e-8 relative), else
@@ -53,8 +59,8 @@ __device__ inline float root(float x) {
 inline constexpr float ln2 = 0.693147180559945309f;
 inline constexpr float log2e = 1.442695040888963407f;
 
-__device__ inline float signed_uniform(std::uint32_t word) {
-  const float f = __int_as_float(static_cast<int>(0x3f800000u | (word >> 9) | 1u));  // 1 + odd / 2^23
+__device__ inline float signed_uniform(std::uint32_t bits21) {
+  const float f = __int_as_float(static_cast<int>(0x3f800002u + (bits21 << 2)));  // 1 + (2m + 1) / 2^22
   return __fmaf_rn(2.0f, f, -3.0f);
 }
 
@@ -76,21 +82,49 @@ __device__ inline float expm1_nonnegative(float a) {
   return a < 0.25f ? series : ex2(a * log2e) - 1.0f;
 }
 
+/// Philox4x32-10's round keys for one key: round r uses (seed + r W0, stream + r W1).
+struct philox_keys {
+  std::uint32_t k0[10], k1[10];
+  explicit philox_keys(key k) {
+    for (std::uint32_t r = 0; r < 10; ++r) {
+      k0[r] = k.seed + r * 0x9E3779B9u;  // Random123's PHILOX_W32_0
+      k1[r] = k.stream + r * 0xBB67AE85u;  // PHILOX_W32_1
+    }
+  }
+};
+
+/// Philox4x32-10 of counter (c0, c1, c2, c3): philox4x32_10's words.
+__device__ inline uint4 philox(const philox_keys& keys, std::uint32_t c0, std::uint32_t c1, std::uint32_t c2,
+                               std::uint32_t c3) {
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    const std::uint32_t lo0 = 0xD2511F53u * c0, hi0 = __umulhi(0xD2511F53u, c0);  // PHILOX_M4x32_0
+    const std::uint32_t lo1 = 0xCD9E8D57u * c2, hi1 = __umulhi(0xCD9E8D57u, c2);  // PHILOX_M4x32_1
+    c0 = hi1 ^ c1 ^ keys.k0[r];
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ keys.k1[r];
+    c3 = lo0;
+  }
+  return make_uint4(c0, c1, c2, c3);
+}
+
 /// An accepted polar try: u, w = u^2 + v^2 in (0, 1) and d = 1 - w.
 struct polar_point {
   float u, w, d;
 };
 
-/// The first accepted polar try of the stream (key k, index, step), two tries per Philox block.
-__device__ inline polar_point polar_try(key k, std::uint64_t index, std::uint32_t step) {
-  r123::Philox4x32::ctr_type counter{{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step, 0}};
-  const r123::Philox4x32::key_type philox_key{{k.seed, k.stream}};
-  for (;;) {
-    const auto block = philox4x32_10(counter, philox_key);
-    ++counter.v[3];
+/// The first accepted polar try of the stream (index, step) (counters as philox_stream's), three
+/// tries per block: the six 21-bit fields are each word's top 21 bits and, from the low 11 bits of
+/// words (0, 1) and (2, 3), 11 + 10 bits.
+__device__ inline polar_point polar_try(const philox_keys& keys, std::uint64_t index, std::uint32_t step) {
+  const auto i0 = static_cast<std::uint32_t>(index), i1 = static_cast<std::uint32_t>(index >> 32);
+  for (std::uint32_t block = 0;; ++block) {
+    const uint4 b = philox(keys, i0, i1, step, block);
+    const std::uint32_t field[6] = {b.x >> 11, b.y >> 11, b.z >> 11, b.w >> 11, (b.x & 0x7ffu) | ((b.y & 0x3ffu) << 11),
+                                    (b.z & 0x7ffu) | ((b.w & 0x3ffu) << 11)};
 #pragma unroll
-    for (int t = 0; t < 2; ++t) {
-      const float u = signed_uniform(block.v[2 * t]), v = signed_uniform(block.v[2 * t + 1]);
+    for (int t = 0; t < 3; ++t) {
+      const float u = signed_uniform(field[2 * t]), v = signed_uniform(field[2 * t + 1]);
       const float d = __fmaf_rn(-u, u, __fmaf_rn(-v, v, 1.0f));
       if (d > 0.0f && d < 1.0f) return {u, 1.0f - d, d};
     }
@@ -105,17 +139,18 @@ __device__ inline float student_t(const polar_point& p, float nu, float minus_tw
   return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_of_one_minus(p.d)) * rcp(p.w));
 }
 
-/// N(0, 1) from the stream (key k, index, step).
-__device__ inline float normal(key k, std::uint64_t index, std::uint32_t step) { return normal(polar_try(k, index, step)); }
-
-/// What both twins add to the model: the jitter's N(0, sd^2) and the chunk's weights.
+/// What both twins share: the key's round keys, N(0, 1) draws, the jitter's N(0, sd^2).
 struct moves_base {
   using real = float;
-  __device__ static float jitter(float x, double sd, key k, std::uint64_t index, std::uint32_t step) {
-    return __fmaf_rn(static_cast<float>(sd), normal(k, index, step), x);
+  static constexpr bool fast = true;
+  philox_keys keys;
+  explicit moves_base(key k) : keys(k) {}
+  __device__ float normal(std::uint64_t index, std::uint32_t step) const {
+    return fast::normal(polar_try(keys, index, step));
   }
-  /// e^d for d <= 0 (-inf included: 0), for the chunk's sums; 0 below about -87 (ftz).
-  __device__ static double weight(double d) { return static_cast<double>(ex2(static_cast<float>(d) * log2e)); }
+  __device__ float jitter(float x, double sd, std::uint64_t index, std::uint32_t step) const {
+    return __fmaf_rn(static_cast<float>(sd), normal(index, step), x);
+  }
 };
 
 /// The fast twin of sv_model.
@@ -123,8 +158,8 @@ struct sv_moves : moves_base {
   float mu, rho, sigma, nu_state, nu_obs, minus_two_over_nu_state, stationary_sd, log_norm, minus_half_nu1_ln2,
       inv_nu_obs;
 
-  explicit sv_moves(const sv_model& m)
-      : mu(static_cast<float>(m.params().mu)), rho(static_cast<float>(m.params().rho)),
+  sv_moves(const sv_model& m, key k)
+      : moves_base(k), mu(static_cast<float>(m.params().mu)), rho(static_cast<float>(m.params().rho)),
         sigma(static_cast<float>(m.params().sigma)), nu_state(static_cast<float>(m.params().nu_state)),
         nu_obs(static_cast<float>(m.params().nu_obs)),
         minus_two_over_nu_state(m.params().nu_state == 0.0 ? 0.0f : static_cast<float>(-2.0 / m.params().nu_state)),
@@ -132,13 +167,13 @@ struct sv_moves : moves_base {
         minus_half_nu1_ln2(static_cast<float>(-0.5 * (m.params().nu_obs + 1.0) * 0.6931471805599453)),
         inv_nu_obs(m.params().nu_obs == 0.0 ? 0.0f : static_cast<float>(1.0 / m.params().nu_obs)) {}
 
-  __device__ float initial(key k, std::uint64_t index, std::uint32_t step) const {
-    return __fmaf_rn(stationary_sd, normal(k, index, step), mu);
+  __device__ float initial(std::uint64_t index, std::uint32_t step) const {
+    return __fmaf_rn(stationary_sd, normal(index, step), mu);
   }
   __device__ float predicted_mean(float h) const { return __fmaf_rn(rho, h - mu, mu); }
-  __device__ float propagate(float h, key k, std::uint64_t index, std::uint32_t step) const {
-    const polar_point p = polar_try(k, index, step);
-    const float eps = nu_state == 0.0f ? normal(p) : student_t(p, nu_state, minus_two_over_nu_state);
+  __device__ float propagate(float h, std::uint64_t index, std::uint32_t step) const {
+    const polar_point p = polar_try(keys, index, step);
+    const float eps = nu_state == 0.0f ? fast::normal(p) : student_t(p, nu_state, minus_two_over_nu_state);
     return __fmaf_rn(sigma, eps, predicted_mean(h));
   }
   __device__ float log_likelihood(float y, float h) const {
@@ -154,17 +189,15 @@ struct sv_moves : moves_base {
 struct linear_gaussian_moves : moves_base {
   float rho, sigma, stationary_sd, log_norm, inv_tau2, predictive_log_norm, inv_predictive_var;
 
-  explicit linear_gaussian_moves(const linear_gaussian_model& m)
-      : rho(static_cast<float>(m.params().rho)), sigma(static_cast<float>(m.params().sigma)),
+  linear_gaussian_moves(const linear_gaussian_model& m, key k)
+      : moves_base(k), rho(static_cast<float>(m.params().rho)), sigma(static_cast<float>(m.params().sigma)),
         stationary_sd(static_cast<float>(m.stationary_sd())), log_norm(static_cast<float>(m.log_norm())),
         inv_tau2(static_cast<float>(m.inv_tau2())), predictive_log_norm(static_cast<float>(m.predictive_log_norm())),
         inv_predictive_var(static_cast<float>(m.inv_predictive_var())) {}
 
-  __device__ float initial(key k, std::uint64_t index, std::uint32_t step) const {
-    return stationary_sd * normal(k, index, step);
-  }
-  __device__ float propagate(float x, key k, std::uint64_t index, std::uint32_t step) const {
-    return __fmaf_rn(sigma, normal(k, index, step), rho * x);
+  __device__ float initial(std::uint64_t index, std::uint32_t step) const { return stationary_sd * normal(index, step); }
+  __device__ float propagate(float x, std::uint64_t index, std::uint32_t step) const {
+    return __fmaf_rn(sigma, normal(index, step), rho * x);
   }
   __device__ float log_likelihood(float y, float x) const {
     const float d = y - x;
@@ -176,7 +209,7 @@ struct linear_gaussian_moves : moves_base {
   }
 };
 
-inline sv_moves moves_for(const sv_model& m) { return sv_moves(m); }
-inline linear_gaussian_moves moves_for(const linear_gaussian_model& m) { return linear_gaussian_moves(m); }
+inline sv_moves moves_for(const sv_model& m, key k) { return sv_moves(m, k); }
+inline linear_gaussian_moves moves_for(const linear_gaussian_model& m, key k) { return linear_gaussian_moves(m, k); }
 
 }  // namespace resample::bpf::fast
