@@ -3,8 +3,8 @@
 #   checks      build (Release, sm_90), the filter's GPU tests (the exact filter against the CPU,
 #               bpf_cuda_test; the fast mode, bpf_cuda_fast_test and fast_moves_test), and
 #               `resample bpf` on GBP/USD with both precisions (bpf_checks.txt, bpf_cli.txt)
-#   sanitizers  compute-sanitizer memcheck / racecheck / synccheck on those tests, filtered by
-#               sanitizer_filter (bpf_sanitizers.txt)
+#   sanitizers  compute-sanitizer memcheck / racecheck / synccheck on those tests (or on SANITIZED,
+#               a list of them), filtered by sanitizer_filter (bpf_sanitizers.txt)
 #   bench       bench_bpf rows matching BPF_BENCH (default: cuda and cuda-fast, N = 2^18 .. 2^24)
 #               (bench_bpf.txt)
 #   profile     Nsight Compute on one gather_propagate launch (after 8) of the gated 2^24 row
@@ -33,11 +33,15 @@ for part in $parts; do
       done >"$out/bpf_cli.txt" 2>&1
       ;;
     sanitizers)
-      for tool in memcheck racecheck synccheck; do
-        for t in $tests; do
-          run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 150
+      {
+        # shellcheck disable=SC2086
+        gpu_configure_and_build ${SANITIZED:-$tests} || exit 1
+        for tool in memcheck racecheck synccheck; do
+          for t in ${SANITIZED:-$tests}; do
+            run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 150
+          done
         done
-      done >"$out/bpf_sanitizers.txt" 2>&1
+      } >>"$out/bpf_sanitizers.txt" 2>&1
       ;;
     bench)
       "$build/bin/bench_bpf" --benchmark_filter="${BPF_BENCH:-bpf/cuda(-fast)?/(262144|1048576|4194304|16777216)}" \
