@@ -230,33 +230,30 @@ __device__ void run_chunk_exact(std::size_t n, const double* x, double shift, do
   if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
 }
 
-/// The fast sums: each thread keeps its particles (state, log-weight) in its own slots of shared
-/// memory (a rolled loop: one copy of the move, whose Philox round keys then stay in uniform
-/// registers), adds their w = ex2((lw - m_c) log2 e) (0 for -inf), w^2, w d, w d^2 and
-/// w 1{x <= truth} in float, and one block reduction adds the threads' sums in double: no second
-/// read of the states, no tree. Not the exact mode's order or bits (fast mode's statistics are
-/// tested statistically).
+/// The fast sums: each thread keeps its particles (state, log-weight) in registers, adds their
+/// w = ex2((lw - m_c) log2 e) (0 for -inf), w^2, w d, w d^2, w 1{x <= truth} in float, and one
+/// block reduction adds the threads' sums in double: no staging, no second read of the states, no
+/// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
 template <class Moves, class Move>
 __device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_summary* out, const Move& move) {
-  __shared__ float x_s[detail::chunk], lw_s[detail::chunk];  // 32 KiB; a thread reads only its own slots
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
+  float x[per_thread], lw[per_thread];
   double my_max = -inf;
   unsigned long long my_bad = detail::no_index;
-#pragma unroll 1
+#pragma unroll
   for (int k = 0; k < per_thread; ++k) {
-    const int local = static_cast<int>(threadIdx.x) + chunk_threads * k;
-    float x = 0.0f, lw = -std::numeric_limits<float>::infinity();
-    if (static_cast<std::size_t>(local) < count) {
-      lw = move(begin + local, x);
-      if (!(lw < std::numeric_limits<float>::infinity())) {
+    const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
+    x[k] = 0.0f;
+    lw[k] = -std::numeric_limits<float>::infinity();
+    if (local < count) {
+      lw[k] = move(begin + local, x[k]);
+      if (!(lw[k] < std::numeric_limits<float>::infinity())) {
         my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
-      } else if (lw > my_max) {
-        my_max = lw;
+      } else if (lw[k] > my_max) {
+        my_max = lw[k];
       }
     }
-    x_s[local] = x;
-    lw_s[local] = lw;
   }
   block_max_and_first_bad<chunk_threads>(my_max, my_bad);  // now the chunk's
   moments mine{};
@@ -265,15 +262,13 @@ __device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_
     float sw = 0, sw2 = 0, swd = 0, swdd = 0, sbelow = 0;
 #pragma unroll
     for (int k = 0; k < per_thread; ++k) {
-      const int local = static_cast<int>(threadIdx.x) + chunk_threads * k;
-      const float x = x_s[local];
-      const float w = fast::ex2((lw_s[local] - m) * fast::log2e);  // -inf: 0
-      const float d = x - centre;
+      const float w = fast::ex2((lw[k] - m) * fast::log2e);  // -inf: 0
+      const float d = x[k] - centre;
       sw += w;
       sw2 = __fmaf_rn(w, w, sw2);
       swd = __fmaf_rn(w, d, swd);
       swdd = __fmaf_rn(w * d, d, swdd);
-      sbelow += x <= below ? w : 0.0f;  // NaN truth: never
+      sbelow += x[k] <= below ? w : 0.0f;  // NaN truth: never
     }
     mine = moments{sw, sw2, swd, swdd, sbelow};
   }
