@@ -116,11 +116,14 @@ const int registered = [] {
       ->UseManualTime()->Unit(benchmark::kMicrosecond);
 #if defined(RESAMPLE_BENCH_CUDA)
   for (const auto variant : {gpu_variant::cuda, gpu_variant::ptx, gpu_variant::cuda_fast}) {
-    const char* name = variant == gpu_variant::cuda ? "bpf/cuda" : variant == gpu_variant::ptx ? "bpf/ptx" : "bpf/cuda-fast";
+    const char* name = variant == gpu_variant::cuda  ? "bpf/cuda"
+                       : variant == gpu_variant::ptx ? "bpf/ptx"
+                                                     : "bpf/cuda-fast";
     benchmark::RegisterBenchmark(name, cuda_filter, variant, resample::bpf::resampler_node::conditional)
         ->RangeMultiplier(4)->Range(1 << 10, 1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (variant != gpu_variant::ptx) {
-      benchmark::RegisterBenchmark((std::string(name) + "/gated").c_str(), cuda_filter, variant, resample::bpf::resampler_node::gated)
+      const auto gated = resample::bpf::resampler_node::gated;
+      benchmark::RegisterBenchmark((std::string(name) + "/gated").c_str(), cuda_filter, variant, gated)
           ->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
   }

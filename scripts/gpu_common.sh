@@ -6,7 +6,8 @@
 # print_digests "SCHEME..." "BACKEND...": the command line's same bits, an md5 of 5 draws of 20000
 # fixed log-weights per scheme and backend (a scheme a backend lacks prints its refusal's digest),
 # and ncu_instruction_counts KERNELS LAUNCHES BENCH [BINARY]: Nsight Compute on the kernels matching
-# KERNELS in the BENCH rows of bench_cuda (or BINARY), its details page (ncu_details.txt) and its per-SASS-instruction counts
+# KERNELS in the BENCH rows of bench_cuda (or BINARY), its details page (ncu_details.txt) and its
+# per-SASS-instruction counts
 # (source_sass.csv, for scripts/sass_regions.py), kernel_times_from BENCH...: each kernel's duration
 # as the benchmark runs it, run_gtest TEST SECONDS: a GPU test's totals and failures, and
 # run_sanitizer TOOL TEST FILTER SECONDS: compute-sanitizer's TOOL on TEST's gtest cases matching

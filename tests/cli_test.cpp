@@ -756,7 +756,8 @@ TEST(CliBpf, BadInputIsRefusedWithNothingOnStdout) {
   EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --data x"), {"not both"}));
   EXPECT_TRUE(refused(run_cli("bpf --data /nonexistent/file"), {"cannot open"}));
   EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --precision half"), {"--precision 'half'", "exact or fast"}));
-  EXPECT_TRUE(refused(run_cli("bpf --simulate 10 --backend cpu --precision fast"), {"--precision fast", "--backend cuda"}));
+  EXPECT_TRUE(
+      refused(run_cli("bpf --simulate 10 --backend cpu --precision fast"), {"--precision fast", "--backend cuda"}));
 }
 
 }  // namespace

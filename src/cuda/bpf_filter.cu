@@ -22,9 +22,13 @@
 //                       bootstrap: the next tick's ESS test
 //
 // A chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the lanes
-// in the CPU's order, hence the CPU's bits. Refusals (a NaN or +inf log-weight, every weight
-// zero, a refused resampler call) are kept with their tick, and collect() reports the first in the
-// CPU filter's words. The Philox counters are the CPU filter's.
+// in the CPU's order, hence the CPU's bits. The kernels take the particles' moves as a parameter:
+// exact_moves (the model's own draws and densities, double particles: the CPU's bits) or, for
+// filter_precision::fast, the model's fast twin (bpf/fast_moves.cuh: float particles,
+// approximate arithmetic), whose chunk sums are each thread's own, added by one block reduction.
+// Refusals (a NaN or +inf log-weight, every weight zero, a refused resampler call) are kept with
+// their tick, and collect() reports the first in the CPU filter's words. The Philox counters are
+// the CPU filter's.
 //
 // With tick_kernels (cuda_filter.hpp; the PTX backend's, resample/ptx/filter.hpp) the particle
 // kernels (initial_weight, first_stage, gather_propagate) and the resampler are that backend's,
@@ -800,7 +804,8 @@ void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const doub
   if (m.fast) {  // float observations: one beyond float's range would be an infinity there
     for (std::size_t t = 0; t < y.size(); ++t) {
       if (std::fabs(y[t]) > std::numeric_limits<float>::max()) {
-        throw invalid_input("observation " + std::to_string(m.ticks + t) + " is " + resample::detail::format_value(y[t]) +
+        const std::string value = resample::detail::format_value(y[t]);
+        throw invalid_input("observation " + std::to_string(m.ticks + t) + " is " + value +
                                 ", beyond float's range (precision 'fast' keeps observations in float)",
                             m.ticks + t);
       }

@@ -232,7 +232,8 @@ TEST(CudaFastFilter, RefusesWhatItCannotRun) {
     }
     return "";
   };
-  EXPECT_EQ(message([&] { resample::bpf::run_filter(model, resample::cpu::serial{}, std::span<const double>(y), opt); }),
+  const auto y_span = std::span<const double>(y);
+  EXPECT_EQ(message([&] { resample::bpf::run_filter(model, resample::cpu::serial{}, y_span, opt); }),
             "precision 'fast' runs on the cuda backend only (the CPU filters are exact)");
   EXPECT_EQ(message([&] {
               resample::bpf::cuda_filter<resample::bpf::sv_model> f(model, opt, nullptr,

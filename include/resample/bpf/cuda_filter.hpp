@@ -5,10 +5,12 @@
 //   f.enqueue(y, truth);               // every tick enqueued on `stream`; no host wait per tick
 //   resample::bpf::filter_run r = f.collect();   // waits once, checks, copies the results back
 //
-// It follows the CPU filter step for step with the same Philox counters, the same deterministic
-// densities, the exact resamplers and the same summation order for the tick's statistics
-// (chunk_statistics.hpp), so every output is the CPU's bits: log-likelihood, increments, ESS,
-// resampling decisions, mean, sd and PIT. A tick is a CUDA graph (captured at the first tick that
+// In the default precision (filter_precision::exact) it follows the CPU filter step for step with
+// the same Philox counters, the same deterministic densities, the exact resamplers and the same
+// summation order for the tick's statistics (chunk_statistics.hpp), so every output is the CPU's
+// bits: log-likelihood, increments, ESS, resampling decisions, mean, sd and PIT. With
+// filter_precision::fast (its own kernels only) the particles are float and the moves approximate
+// (bpf/fast_moves.cuh): the same model, not the same bits. A tick is a CUDA graph (captured at the first tick that
 // needs it, again when enqueue() outgrows the buffers) that reads its tick number from the device;
 // the ESS test is decided on the device and opens the graph's conditional resampler node (or, with
 // resampler_node::gated, the resampler's device gate).

@@ -195,7 +195,9 @@ struct linear_gaussian_moves : moves_base {
         inv_tau2(static_cast<float>(m.inv_tau2())), predictive_log_norm(static_cast<float>(m.predictive_log_norm())),
         inv_predictive_var(static_cast<float>(m.inv_predictive_var())) {}
 
-  __device__ float initial(std::uint64_t index, std::uint32_t step) const { return stationary_sd * normal(index, step); }
+  __device__ float initial(std::uint64_t index, std::uint32_t step) const {
+    return stationary_sd * normal(index, step);
+  }
   __device__ float propagate(float x, std::uint64_t index, std::uint32_t step) const {
     return __fmaf_rn(sigma, normal(index, step), rho * x);
   }
