@@ -21,7 +21,9 @@ def rows(path: str) -> dict[str, dict[int, dict]]:
     for b in data["benchmarks"]:
         if b.get("run_type") == "aggregate":
             continue
-        parts = b["name"].split("/")  # bpf/<backend>/<N>/manual_time
+        parts = b["name"].split("/")  # bpf/<backend>/<N>/manual_time (bpf/<backend>/gated/<N>: for Nsight)
+        if not parts[2].isdigit():
+            continue
         backend, n = parts[1], int(parts[2])
         out.setdefault(backend, {})[n] = {
             "us_per_tick": b["us_per_tick"],
@@ -32,17 +34,27 @@ def rows(path: str) -> dict[str, dict[int, dict]]:
     return out
 
 
+BACKENDS = (("cuda", "o-"), ("cuda-fast", "^-"), ("ptx", "d-."), ("cpu-parallel", "s--"))
+
+
 def table(r: dict[str, dict[int, dict]]) -> str:
+    """Microseconds per tick for each backend run, then the GPU rows' particle-ticks/s and % of the
+    copy bandwidth at the issue's 24 bytes per particle-tick."""
     ns = sorted({n for v in r.values() for n in v})
-    lines = ["| N | cuda us/tick | cuda particle-ticks/s | cuda % of copy BW at 24 B | cpu-parallel us/tick | cpu-parallel particle-ticks/s |",
-             "|---|---:|---:|---:|---:|---:|"]
+    present = [b for b, _ in BACKENDS if b in r]
+    gpu = [b for b in present if b != "cpu-parallel"]
+    cell = lambda d, k, f: f(d[k]) if d and d.get(k) is not None else "–"
+    lines = ["| N | " + " | ".join(f"{b} us/tick" for b in present) + " |",
+             "|---|" + "---:|" * len(present)]
     for n in ns:
-        c = r.get("cuda", {}).get(n)
-        p = r.get("cpu-parallel", {}).get(n)
-        cell = lambda d, k, f: f(d[k]) if d and d.get(k) is not None else "–"
-        lines.append(f"| {nfmt(n)} | {cell(c, 'us_per_tick', lambda x: f'{x:,.1f}')} | "
-                     f"{cell(c, 'pticks', lambda x: f'{x / 1e9:.2f} G')} | {cell(c, 'pct24', lambda x: f'{x:.1f}%')} | "
-                     f"{cell(p, 'us_per_tick', lambda x: f'{x:,.1f}')} | {cell(p, 'pticks', lambda x: f'{x / 1e6:.1f} M')} |")
+        lines.append(f"| {nfmt(n)} | " + " | ".join(
+            cell(r[b].get(n), "us_per_tick", lambda x: f"{x:,.1f}") for b in present) + " |")
+    lines += ["", "| N | " + " | ".join(f"{b} particle-ticks/s | {b} % of copy BW at 24 B" for b in gpu) + " |",
+              "|---|" + "---:|---:|" * len(gpu)]
+    for n in ns:
+        lines.append(f"| {nfmt(n)} | " + " | ".join(
+            cell(r[b].get(n), "pticks", lambda x: f"{x / 1e9:.2f} G") + " | " +
+            cell(r[b].get(n), "pct24", lambda x: f"{x:.1f}%") for b in gpu) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -54,13 +66,13 @@ def plot(r: dict[str, dict[int, dict]], out_dir: str) -> str:
     except ImportError:
         return ""
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for backend, style in (("cuda", "o-"), ("cpu-parallel", "s--")):
+    for backend, style in BACKENDS:
         pts = sorted(r.get(backend, {}).items())
         if pts:
             ax.plot([n for n, _ in pts], [d["us_per_tick"] for _, d in pts], style, label=backend)
-    copy = next((d["copy"] for d in r.get("cuda", {}).values() if d.get("copy")), None)
+    copy = next((d["copy"] for b in ("cuda", "cuda-fast") for d in r.get(b, {}).values() if d.get("copy")), None)
     if copy:
-        ns = sorted(r["cuda"])
+        ns = sorted({n for b in ("cuda", "cuda-fast", "ptx") for n in r.get(b, {})})
         ax.plot(ns, [24 * n / (copy * 1e3) for n in ns], ":", color="grey",
                 label="24 B per particle at the copy bandwidth")
     ax.set_xscale("log", base=2)
