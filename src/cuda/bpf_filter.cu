@@ -65,14 +65,10 @@ struct exact_moves {
   static constexpr bool fast = false;
   Model model;
   key k;
-  __device__ double initial(std::uint64_t index, std::uint32_t step) const {
-    philox_stream rng(k, index, step);
-    return model.initial(rng);
-  }
-  __device__ double propagate(double x, std::uint64_t index, std::uint32_t step) const {
-    philox_stream rng(k, index, step);
-    return model.propagate(x, rng);
-  }
+  /// The draw and the move from the particle's accepted polar try, which run_chunk_exact finds
+  /// first (in the stream the CPU's initial(s) and propagate(x, s) draw from).
+  __device__ double initial(const polar_point& p) const { return model.initial(p); }
+  __device__ double propagate(double x, const polar_point& p) const { return model.propagate(x, p); }
   __device__ double log_likelihood(double y, double x) const { return model.log_likelihood(y, x); }
   __device__ double log_first_stage(double y, double x) const { return model.log_first_stage(y, x); }
   __device__ double jitter(double x, double sd, std::uint64_t index, std::uint32_t step) const {
@@ -186,8 +182,8 @@ __device__ moments lane_total(const moments& mine) {
 /// particles t, t + 512, ...: coalesced), so that small systems still fill much of the GPU, with
 /// two blocks per SM (exact; three in fast mode) so that one's barriers overlap another's work; then
 /// the chunk summary: its max and first NaN / +inf by a block reduction, then its sums.
-/// `move(i, state)` moves particle i, writes it (state and log-weight) out, sets `state` and
-/// returns its log-weight.
+/// `move(i, state, drawn)` moves particle i, writes it (state and log-weight) out, sets `state` and
+/// returns its log-weight; `drawn` is its accepted polar try where the exact moves draw (below).
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
@@ -195,16 +191,49 @@ static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
 template <class Moves>
 constexpr int chunk_blocks_per_sm = Moves::fast ? 3 : 2;
 
-/// The exact sums (chunk_statistics.hpp, the CPU's order and bits): the log-weights staged in
-/// shared memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read
-/// from there and from the states in L2 (written by this block before a barrier), added by the
-/// lanes' tree (10 KiB).
+/// Where a chunk's exact moves draw: no draws (the first stage), or each particle i's accepted polar
+/// try in the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s).
+struct chunk_draws {
+  bool any = false;
+  std::uint32_t step = 0;
+};
+
+/// The dynamic shared memory of an exact chunk that draws: the accepted tries' w (32 KiB).
+constexpr std::size_t drawn_w_bytes = detail::chunk * sizeof(double);
+
+/// The exact sums (chunk_statistics.hpp, the CPU's order and bits): the log-weights staged in shared
+/// memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read from there
+/// and from the states in L2 (written by this block before a barrier), added by the lanes' tree
+/// (10 KiB).
+///
+/// The draws come first: a thread finds the accepted polar tries of all its particles in one loop,
+/// a try per turn, moving to its next particle's stream at each acceptance, so that a warp runs for
+/// the most tries any lane needs for its eight particles together (about 14), where drawing inside
+/// each move it ran for the most any lane needed for each particle (about 3.1, 25 for eight). The
+/// same tries of the same streams: the same bits. u is kept in the particle's slot of the staging
+/// array (read back before its log-weight overwrites it), w in dynamic shared memory.
 template <class Moves, class Move>
-__device__ void run_chunk_exact(std::size_t n, const double* x, double shift, double truth, chunk_summary* out,
-                                const Move& move) {
+__device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double* x, double shift, double truth,
+                                chunk_draws draws, chunk_summary* out, const Move& move) {
   __shared__ double w_s[detail::chunk];
+  extern __shared__ double drawn_w[];  // drawn_w_bytes where draws.any
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
+  if (draws.any) {
+    const int mine = static_cast<int>((count + chunk_threads - 1 - threadIdx.x) / chunk_threads);  // <= per_thread
+    int k = 0;
+    philox_stream s(moves.k, detail::propagation_index + begin + threadIdx.x, draws.step);
+    while (k < mine) {
+      polar_point p;
+      if (polar_try_once(s, p)) {
+        const int local = static_cast<int>(threadIdx.x) + chunk_threads * k;
+        w_s[local] = p.u;
+        drawn_w[local] = p.w;
+        ++k;
+        s = philox_stream(moves.k, detail::propagation_index + begin + local + chunk_threads, draws.step);
+      }
+    }
+  }
   double my_max = -inf;
   unsigned long long my_bad = detail::no_index;
   for (int k = 0; k < per_thread; ++k) {
@@ -212,7 +241,8 @@ __device__ void run_chunk_exact(std::size_t n, const double* x, double shift, do
     double lw = -inf;
     if (local < count) {
       double state;
-      lw = move(begin + local, state);
+      const polar_point drawn = draws.any ? polar_point{w_s[local], drawn_w[local]} : polar_point{};
+      lw = move(begin + local, state, drawn);
       if (!(lw < inf)) my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
       else if (lw > my_max) my_max = lw;
     }
@@ -251,7 +281,7 @@ __device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_
     x[k] = 0.0f;
     lw[k] = -std::numeric_limits<float>::infinity();
     if (local < count) {
-      lw[k] = move(begin + local, x[k]);
+      lw[k] = move(begin + local, x[k], polar_point{});  // the fast moves draw their own
       if (!(lw[k] < std::numeric_limits<float>::infinity())) {
         my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
       } else if (lw[k] > my_max) {
@@ -283,12 +313,12 @@ __device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_
 }
 
 template <class Moves, class Move>
-__device__ void run_chunk(std::size_t n, const typename Moves::real* x, double shift, double truth, chunk_summary* out,
-                          const Move& move) {
+__device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
+                          chunk_draws draws, chunk_summary* out, const Move& move) {
   if constexpr (Moves::fast) {
     run_chunk_fast<Moves>(n, shift, truth, out, move);
   } else {
-    run_chunk_exact<Moves>(n, x, shift, truth, out, move);
+    run_chunk_exact(moves, n, x, shift, truth, draws, out, move);
   }
 }
 
@@ -323,8 +353,13 @@ template <class Moves, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     initial_weight(Moves moves, std::size_t n, tick_io io, Real* x, Real* lw, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[0]);
-  run_chunk<Moves>(n, x, 0.0, truth_at(io, 0), chunks + blockIdx.x, [&](std::size_t i, Real& state) {
-    state = moves.initial(detail::propagation_index + i, 0);
+  const chunk_draws draws{true, 0};
+  run_chunk(moves, n, x, 0.0, truth_at(io, 0), draws, chunks + blockIdx.x, [&](std::size_t i, Real& state, auto drawn) {
+    if constexpr (Moves::fast) {
+      state = moves.initial(detail::propagation_index + i, 0);
+    } else {
+      state = moves.initial(drawn);
+    }
     x[i] = state;
     return lw[i] = moves.log_likelihood(y, state);
   });
@@ -336,7 +371,7 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
                 Real* v, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[s->tick]);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  run_chunk<Moves>(n, x, 0.0, nan, chunks + blockIdx.x, [&](std::size_t i, Real& state) {
+  run_chunk(moves, n, x, 0.0, nan, chunk_draws{}, chunks + blockIdx.x, [&](std::size_t i, Real& state, auto) {
     state = x[i];
     const Real f = moves.log_first_stage(y, state);
     fs[i] = f;
@@ -370,7 +405,9 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   // `st`: the resampler's verdict. A refusal (a rejection bound below a weight) wrote no ancestors:
   // the particles move on unresampled, finish_tick records it, and collect() reports it.
   const bool resampled = s->resample && st->code == 0;
-  run_chunk<Moves>(n, x_out, s->mean, truth_at(io, tick), chunks + blockIdx.x, [&](std::size_t j, Real& state) {
+  const chunk_draws draws{true, tick};
+  run_chunk(moves, n, x_out, s->mean, truth_at(io, tick), draws, chunks + blockIdx.x, [&](std::size_t j, Real& state,
+                                                                                          auto drawn) {
     Real weight;
     if (resampled) {
       const auto a = static_cast<std::size_t>(ancestors[j]);
@@ -381,7 +418,11 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
       state = x[j];
       weight = lw[j];
     }
-    state = moves.propagate(state, detail::propagation_index + j, tick);
+    if constexpr (Moves::fast) {
+      state = moves.propagate(state, detail::propagation_index + j, tick);
+    } else {
+      state = moves.propagate(state, drawn);
+    }
     weight += moves.log_likelihood(y, state);
     x_out[j] = state;
     return lw_out[j] = weight;
@@ -506,6 +547,13 @@ struct cuda_filter<Model>::impl {
     if (fast && kernels) {
       throw invalid_input("precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
     }
+    if (!fast && !kernels) {  // their static and dynamic shared memory together exceed 48 KiB
+      for (const void* f : {reinterpret_cast<const void*>(&initial_weight<exact_moves<Model>>),
+                            reinterpret_cast<const void*>(&gather_propagate<exact_moves<Model>>)}) {
+        cuda::check(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(drawn_w_bytes)),
+                    "cudaFuncSetAttribute (bpf)");
+      }
+    }
     n = o.particles;
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
@@ -558,6 +606,11 @@ struct cuda_filter<Model>::impl {
   template <class Real>
   static Real* as(void* p) {
     return static_cast<Real*>(p);
+  }
+  /// The dynamic shared memory of the kernels that draw (run_chunk_exact's accepted tries).
+  template <class Moves>
+  static std::size_t drawn_bytes(const Moves&) {
+    return Moves::fast ? 0 : drawn_w_bytes;
   }
 
   [[nodiscard]] const cuda::device_status* status() const {
@@ -654,8 +707,8 @@ struct cuda_filter<Model>::impl {
         kernels->prepare(initial_slot, move_for(move_launch::stage::initial, 0), stream);
         kernels->launch(initial_slot, stream);
       } else {
-        initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, 0, stream>>>(moves, n, io(), x, lw,
-                                                                                       chunks_a.data());
+        initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, drawn_bytes(moves), stream>>>(
+            moves, n, io(), x, lw, chunks_a.data());
         cuda::check_launch("bpf initial_weight");
       }
       finish_tick<<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x, lw, opt.ess_threshold, n,
@@ -705,7 +758,8 @@ struct cuda_filter<Model>::impl {
     if (kernels) {
       kernels->launch(gather_slot + p, on);
     } else {
-      gather_propagate<<<grid, chunk_threads, 0, on>>>(moves, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
+      gather_propagate<<<grid, chunk_threads, drawn_bytes(moves), on>>>(moves, n, opt.jitter, auxiliary, io(),
+                                                                        ancestors_a.data(),
                                                        status(), x, lw, fs, x_out, lw_out, s, chunks_a.data());
       cuda::check_launch("bpf gather_propagate");
     }

@@ -44,9 +44,12 @@ class linear_gaussian_model {
   [[nodiscard]] double inv_predictive_var() const { return inv_predictive_var_; }
   [[nodiscard]] double inv_tau2() const { return inv_tau2_; }
 
-  RESAMPLE_HOST_DEVICE double initial(philox_stream& s) const { return stationary_sd_ * standard_normal(s); }
-  RESAMPLE_HOST_DEVICE double propagate(double x, philox_stream& s) const {
-    return resample::detail::fused(p_.sigma, standard_normal(s), p_.rho * x);
+  RESAMPLE_HOST_DEVICE double initial(philox_stream& s) const { return initial(polar_try(s)); }
+  RESAMPLE_HOST_DEVICE double propagate(double x, philox_stream& s) const { return propagate(x, polar_try(s)); }
+  /// The draw and the move from their accepted polar try (polar_try(s) gives the same as above).
+  RESAMPLE_HOST_DEVICE double initial(const polar_point& p) const { return stationary_sd_ * standard_normal(p); }
+  RESAMPLE_HOST_DEVICE double propagate(double x, const polar_point& p) const {
+    return resample::detail::fused(p_.sigma, standard_normal(p), p_.rho * x);
   }
   RESAMPLE_HOST_DEVICE double log_likelihood(double y, double x) const {
     const double d = y - x;

@@ -53,15 +53,19 @@ class sv_model {
   /// log of the observation density's normalising constant (for kernels outside C++: the PTX one).
   [[nodiscard]] double log_norm() const { return log_norm_; }
 
-  RESAMPLE_HOST_DEVICE double initial(philox_stream& s) const {
-    return resample::detail::fused(stationary_sd_, standard_normal(s), p_.mu);
+  RESAMPLE_HOST_DEVICE double initial(philox_stream& s) const { return initial(polar_try(s)); }
+  /// The draw from its accepted polar try (polar_try(s) gives the same as initial(s)).
+  RESAMPLE_HOST_DEVICE double initial(const polar_point& p) const {
+    return resample::detail::fused(stationary_sd_, standard_normal(p), p_.mu);
   }
 
   /// E[h_t | h_{t-1}]: the auxiliary filter's point prediction.
   RESAMPLE_HOST_DEVICE double predicted_mean(double h) const { return resample::detail::fused(p_.rho, h - p_.mu, p_.mu); }
 
-  RESAMPLE_HOST_DEVICE double propagate(double h, philox_stream& s) const {
-    const double eps = p_.nu_state == 0.0 ? standard_normal(s) : student_t(s, p_.nu_state);
+  RESAMPLE_HOST_DEVICE double propagate(double h, philox_stream& s) const { return propagate(h, polar_try(s)); }
+  /// The move from its accepted polar try (polar_try(s) gives the same as propagate(h, s)).
+  RESAMPLE_HOST_DEVICE double propagate(double h, const polar_point& p) const {
+    const double eps = p_.nu_state == 0.0 ? standard_normal(p) : student_t(p, p_.nu_state);
     return resample::detail::fused(p_.sigma, eps, predicted_mean(h));
   }
 

@@ -68,30 +68,46 @@ RESAMPLE_HOST_DEVICE inline u128 uniform_below(philox_stream& s, u128 n) {
   return mul_high(x, n);
 }
 
-/// A standard normal variate, by Marsaglia's polar method (rejection: about 1.27 tries of 4 words).
-/// The loop only finds the accepted pair; the log and the square root follow it, once, so that on
-/// a GPU the lanes of a warp that accept at different tries still do the costly part together.
-RESAMPLE_HOST_DEVICE inline double standard_normal(philox_stream& s) {
-  double u, v, r2;
-  do {
-    u = 2.0 * uniform_open_53(s.next64()) - 1.0;  // exact: (-1, 1)
-    v = 2.0 * uniform_open_53(s.next64()) - 1.0;
-    r2 = detail::fused(u, u, v * v);
-  } while (!(r2 < 1.0 && r2 > 0.0));
-  return u * std::sqrt(-2.0 * deterministic_log(r2) / r2);
+/// An accepted try of the polar methods below: u and w = u^2 + v^2, 0 < w < 1.
+struct polar_point {
+  double u, w;
+};
+
+/// One try of the polar methods: (u, v) uniform on (-1, 1)^2 from the next four words of s (two
+/// 64-bit draws; exact), w = u^2 + v^2; whether it is accepted (0 < w < 1), with `p` set either way.
+RESAMPLE_HOST_DEVICE inline bool polar_try_once(philox_stream& s, polar_point& p) {
+  const double u = 2.0 * uniform_open_53(s.next64()) - 1.0;  // exact: (-1, 1)
+  const double v = 2.0 * uniform_open_53(s.next64()) - 1.0;
+  p = {u, detail::fused(u, u, v * v)};
+  return p.w < 1.0 && p.w > 0.0;
 }
 
-/// A standard Student-t variate with nu > 0 degrees of freedom, by Bailey's polar method (1994):
-/// t = u sqrt(nu (w^(-2/nu) - 1) / w), w = u^2 + v^2 < 1 (the costly part after the loop, as above).
-RESAMPLE_HOST_DEVICE inline double student_t(philox_stream& s, double nu) {
-  double u, v, w;
-  do {
-    u = 2.0 * uniform_open_53(s.next64()) - 1.0;
-    v = 2.0 * uniform_open_53(s.next64()) - 1.0;
-    w = detail::fused(u, u, v * v);
-  } while (!(w < 1.0 && w > 0.0));
-  const double c = deterministic_exp(-2.0 / nu * deterministic_log(w)) - 1.0;
-  return u * std::sqrt(nu * c / w);
+/// The first accepted try of s (about 1.27 tries of 4 words). The transforms below follow it,
+/// once, so that on a GPU the lanes of a warp that accept at different tries still do the costly
+/// part together (and a GPU may find the tries of several particles first, then transform them).
+RESAMPLE_HOST_DEVICE inline polar_point polar_try(philox_stream& s) {
+  polar_point p;
+  while (!polar_try_once(s, p)) {
+  }
+  return p;
 }
+
+/// A standard normal variate from an accepted try, by Marsaglia's polar method: u sqrt(-2 ln w / w).
+RESAMPLE_HOST_DEVICE inline double standard_normal(const polar_point& p) {
+  return p.u * std::sqrt(-2.0 * deterministic_log(p.w) / p.w);
+}
+
+/// A standard Student-t variate with nu > 0 degrees of freedom from an accepted try, by Bailey's
+/// polar method (1994): t = u sqrt(nu (w^(-2/nu) - 1) / w).
+RESAMPLE_HOST_DEVICE inline double student_t(const polar_point& p, double nu) {
+  const double c = deterministic_exp(-2.0 / nu * deterministic_log(p.w)) - 1.0;
+  return p.u * std::sqrt(nu * c / p.w);
+}
+
+/// A standard normal variate from s (the polar method above).
+RESAMPLE_HOST_DEVICE inline double standard_normal(philox_stream& s) { return standard_normal(polar_try(s)); }
+
+/// A standard Student-t variate with nu > 0 degrees of freedom from s (Bailey's polar method above).
+RESAMPLE_HOST_DEVICE inline double student_t(philox_stream& s, double nu) { return student_t(polar_try(s), nu); }
 
 }  // namespace resample
