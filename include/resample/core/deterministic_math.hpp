@@ -16,6 +16,46 @@
 namespace resample {
 
 namespace detail {
+/// The series' coefficients of deterministic_exp (1/n! for n = 13 - i, i = 0 .. 11, as correctly
+/// rounded doubles) and deterministic_log (2 / (2n + 1) for n = 13 down to 1).
+#define RESAMPLE_EXP_SERIES                                                                           \
+  1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08, 2.755731922398589e-07,         \
+      2.7557319223985893e-06, 2.48015873015873e-05, 0.0001984126984126984, 0.001388888888888889,      \
+      0.008333333333333333, 0.041666666666666664, 0.16666666666666666, 0.5
+#define RESAMPLE_LOG_SERIES                                                                           \
+  0.07407407407407407, 0.08, 0.08695652173913043, 0.09523809523809523, 0.10526315789473684,           \
+      0.11764705882352941, 0.13333333333333333, 0.15384615384615385, 0.18181818181818182,             \
+      0.2222222222222222, 0.2857142857142857, 0.4, 0.6666666666666666
+
+#if defined(__CUDACC__)
+// On the device the coefficients are read from constant memory, which an fma takes as an operand:
+// as immediates, each double took two uniform-register moves at every use (about 120 instructions
+// per particle in the particle filter's exact kernels, whose exp and log run per particle). The
+// same values and the same operations, hence the same bits.
+static __constant__ double exp_series_on_device[12] = {RESAMPLE_EXP_SERIES};
+static __constant__ double log_series_on_device[13] = {RESAMPLE_LOG_SERIES};
+#endif
+
+/// The i-th coefficient of the exp series (i = 0 .. 11) and of the log series (i = 0 .. 12).
+RESAMPLE_HOST_DEVICE inline double exp_series(int i) {
+#if defined(__CUDA_ARCH__)
+  return exp_series_on_device[i];
+#else
+  constexpr double c[12] = {RESAMPLE_EXP_SERIES};
+  return c[i];
+#endif
+}
+RESAMPLE_HOST_DEVICE inline double log_series(int i) {
+#if defined(__CUDA_ARCH__)
+  return log_series_on_device[i];
+#else
+  constexpr double c[13] = {RESAMPLE_LOG_SERIES};
+  return c[i];
+#endif
+}
+#undef RESAMPLE_EXP_SERIES
+#undef RESAMPLE_LOG_SERIES
+
 /// The constants of deterministic_exp, shared by its scalar and lockstep forms (and ln 2's two
 /// parts by deterministic_log).
 struct exp_constants {
@@ -24,13 +64,7 @@ struct exp_constants {
   static constexpr double ln2_lo = 1.90821492927058770002e-10;  // ln 2 - ln2_hi
   static constexpr double shifter = 6755399441055744.0;         // 1.5 * 2^52: adding it rounds to an integer
   /// The series' coefficients: 1/n! for n = 13 - i (i = 0 .. 11), as correctly rounded doubles.
-  RESAMPLE_HOST_DEVICE static constexpr double c(int i) {
-    constexpr double inverse_factorial[12] = {
-        1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08, 2.755731922398589e-07,
-        2.7557319223985893e-06, 2.48015873015873e-05, 0.0001984126984126984, 0.001388888888888889,
-        0.008333333333333333,   0.041666666666666664, 0.16666666666666666,   0.5};
-    return inverse_factorial[i];
-  }
+  RESAMPLE_HOST_DEVICE static double c(int i) { return exp_series(i); }
   /// 2^k for a normal exponent k, from its bits.
   RESAMPLE_HOST_DEVICE static double two_to(std::int32_t k) {
     return double_of(static_cast<std::uint64_t>(static_cast<std::uint32_t>(k + 1023) << 20) << 32);
@@ -161,13 +195,8 @@ RESAMPLE_HOST_DEVICE inline double deterministic_log(double x) {
   const double f = m - 1.0;  // exact (Sterbenz)
   const double s = f / (2.0 + f);
   const double z = s * s;
-  // 2 / (2n + 1) for n = 13 down to 1.
-  constexpr double c[] = {0.07407407407407407, 0.08, 0.08695652173913043, 0.09523809523809523,
-                          0.10526315789473684, 0.11764705882352941, 0.13333333333333333,
-                          0.15384615384615385, 0.18181818181818182, 0.2222222222222222,
-                          0.2857142857142857, 0.4, 0.6666666666666666};
-  double p = c[0];
-  for (int n = 1; n < 13; ++n) p = detail::fused(p, z, c[n]);
+  double p = detail::log_series(0);  // 2 / (2n + 1) for n = 13 down to 1
+  for (int n = 1; n < 13; ++n) p = detail::fused(p, z, detail::log_series(n));
   const double half_f = 0.5 * f;                // exact
   const double hfsq = half_f * f;
   const double a = detail::fused(z, p, hfsq);   // hfsq + R
