@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The particle filter's GPU run, in parts given as arguments (default: all three), logs under OUT:
+# The particle filter's GPU run, in parts given as arguments (default: checks, sanitizers, bench),
+# logs under OUT:
 #   checks      build (Release, sm_90), the filter's GPU tests (the exact filter against the CPU,
 #               bpf_cuda_test; the fast mode, bpf_cuda_fast_test and fast_moves_test), and
 #               `resample bpf` on GBP/USD with both precisions (bpf_checks.txt, bpf_cli.txt)
@@ -7,9 +8,10 @@
 #               a list of them), filtered by sanitizer_filter (bpf_sanitizers.txt)
 #   bench       bench_bpf rows matching BPF_BENCH (default: cuda and cuda-fast, N = 2^18 .. 2^24)
 #               (bench_bpf.txt)
-#   profile     Nsight Compute on one gather_propagate launch (after 8) of the gated 2^24 row
-#               matching BPF_PROFILE (default bpf/cuda-fast/gated): ncu_details.txt, and where its
-#               instructions go (bpf_sass_regions.txt, scripts/sass_regions.py)
+#   profile     Nsight Compute on one gather_propagate launch (after 8) of the gated row matching
+#               BPF_PROFILE (default bpf/cuda-fast/gated; the gated rows are N = 2^24 only):
+#               ncu_details.txt, and where its instructions go (bpf_sass_regions.txt,
+#               scripts/sass_regions.py)
 #   usage: OUT=dir scripts/bpf_gpu_run.sh checks bench
 source "$(dirname "$0")/gpu_common.sh"
 tests="fast_moves_test bpf_cuda_fast_test bpf_cuda_test"
@@ -41,14 +43,17 @@ for part in $parts; do
             run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 150
           done
         done
-      } >>"$out/bpf_sanitizers.txt" 2>&1
+      } >"$out/bpf_sanitizers.txt" 2>&1
       ;;
     bench)
+      gpu_configure_and_build bench_bpf >"$out/bench_bpf.txt" 2>&1 || exit 1
       "$build/bin/bench_bpf" --benchmark_filter="${BPF_BENCH:-bpf/cuda(-fast)?/(262144|1048576|4194304|16777216)}" \
-        >"$out/bench_bpf.txt" 2>&1
+        >>"$out/bench_bpf.txt" 2>&1
       ;;
     profile)
-      LAUNCH_SKIP=8 ncu_instruction_counts regex:gather_propagate 1 "${BPF_PROFILE:-bpf/cuda-fast/gated}" bench_bpf
+      gpu_configure_and_build bench_bpf >"$out/ncu_build.txt" 2>&1 || exit 1
+      rm -f "$out/ncu_build.txt"
+      ncu_instruction_counts regex:gather_propagate 1 "${BPF_PROFILE:-bpf/cuda-fast/gated}" bench_bpf 8
       python3 scripts/sass_regions.py "$out/source_sass.csv" gather_propagate 16777216 >"$out/bpf_sass_regions.txt" 2>&1
       rm -f "$out/source_sass.csv" "$out/ncu_run.txt"
       ;;

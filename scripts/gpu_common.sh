@@ -58,8 +58,8 @@ print_digests() {
   rm -f "$lw"
 }
 
-ncu_instruction_counts() {  # KERNELS LAUNCHES BENCH [BINARY, default bench_cuda; LAUNCH_SKIP, default 0]
-  ncu --kernel-name "$1" --launch-skip "${LAUNCH_SKIP:-0}" --launch-count "$2" --section SourceCounters \
+ncu_instruction_counts() {  # KERNELS LAUNCHES BENCH [BINARY, default bench_cuda [LAUNCHES SKIPPED, default 0]]
+  ncu --kernel-name "$1" --launch-skip "${5:-0}" --launch-count "$2" --section SourceCounters \
     --section InstructionStats --section ComputeWorkloadAnalysis --section SpeedOfLight --section WarpStateStats \
     --section Occupancy --import-source yes -f -o "$out/profile" \
     "$build/bin/${4:-bench_cuda}" --benchmark_filter="$3" --benchmark_min_time=0.01s >"$out/ncu_run.txt" 2>&1

@@ -45,7 +45,7 @@ constexpr flag_spec bpf_flags[] = {
     {"simulate", "T", "instead of --data: simulate T ticks from the model (the true states go to the CSV)"},
     {"n", "N", "particles (default 16384)"},
     seed_flag,
-    {"backend", "NAME", "cuda (default where a GPU is present), ptx (the cuda filter with its per-particle kernel and resampler in PTX), cpu-parallel (default otherwise) or cpu; the same states, weights and likelihood bits on all four"},
+    {"backend", "NAME", "cuda (default where a GPU is present), ptx (the cuda filter with its per-particle kernel and resampler in PTX), cpu-parallel (default otherwise) or cpu; the same states, weights and likelihood bits on all four (at --precision exact)"},
     threads_flag,
     {"scheme", "NAME", "resampling scheme (default systematic)"},
     {"ess-threshold", "X", "resample when ESS < X N (default 0.5; 1 = at every tick, 0 = never)"},

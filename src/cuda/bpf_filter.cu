@@ -758,9 +758,9 @@ struct cuda_filter<Model>::impl {
     if (kernels) {
       kernels->launch(gather_slot + p, on);
     } else {
-      gather_propagate<<<grid, chunk_threads, drawn_bytes(moves), on>>>(moves, n, opt.jitter, auxiliary, io(),
-                                                                        ancestors_a.data(),
-                                                       status(), x, lw, fs, x_out, lw_out, s, chunks_a.data());
+      gather_propagate<<<grid, chunk_threads, drawn_bytes(moves), on>>>(
+          moves, n, opt.jitter, auxiliary, io(), ancestors_a.data(), status(), x, lw, fs, x_out, lw_out, s,
+          chunks_a.data());
       cuda::check_launch("bpf gather_propagate");
     }
     finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),

@@ -177,8 +177,9 @@ void expect_same_runs(const resample::bpf::filter_run& a, const resample::bpf::f
   }
 }
 
-/// Fast runs of both models and both filters (jitter on, N not a whole number of chunks) with the
-/// resampler node `node`, twice, or against the other node when `against_other`.
+/// Fast runs of both models and both filters (jitter on; N = 1, 257 and 10007: a partial warp, a
+/// partial block, not a whole number of chunks) with the resampler node `node`, twice, or against
+/// the other node when `against_other`.
 void expect_reproducible(resample::bpf::resampler_node node, bool against_other) {
   using resample::bpf::resampler_node;
   const auto sv = resample::test::model_of(resample::test::sv_scenarios[1]);
@@ -187,10 +188,12 @@ void expect_reproducible(resample::bpf::resampler_node node, bool against_other)
   const resampler_node second = against_other ? (node == resampler_node::gated ? resampler_node::conditional
                                                                                 : resampler_node::gated)
                                               : node;
-  for (const auto kind : {filter_kind::bootstrap, filter_kind::auxiliary}) {
-    auto opt = fast_options(10007, 42, 0.7, kind);
+  for (const auto& [kind, n] : {std::pair{filter_kind::bootstrap, 10007}, std::pair{filter_kind::auxiliary, 10007},
+                               std::pair{filter_kind::bootstrap, 1}, std::pair{filter_kind::bootstrap, 257}}) {
+    auto opt = fast_options(static_cast<std::size_t>(n), 42, 0.7, kind);
     opt.jitter = 0.01;
-    const std::string what = kind == filter_kind::auxiliary ? "auxiliary" : "bootstrap";
+    const std::string what =
+        (kind == filter_kind::auxiliary ? "auxiliary" : "bootstrap") + std::string(", N ") + std::to_string(n);
     const auto truth = std::span<const double>(sv_data.states);
     expect_same_runs(resample::bpf::run_cuda_filter(sv, std::span<const double>(sv_data.observations), opt, truth,
                                                     nullptr, node),

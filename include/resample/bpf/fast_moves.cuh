@@ -10,13 +10,15 @@
 //   signed_uniform     u in (-1, 1) from 21 random bits m: (2m + 1) / 2^21 - 1, odd multiples of
 //                      2^-21 (symmetric, never 0 or +-1): the bits in a float of [1, 2), then
 //                      2f - 3 (exact).
-//   polar_try          Marsaglia's polar try: w = u^2 + v^2, and 1 - w by fmas (not 1 - w rounded,
-//                      which loses the small values that give small variates); three tries per
+//   accepted_try       Marsaglia's polar try: w = u^2 + v^2 and d = 1 - u^2 - v^2, each by fmas
+//                      (neither from the other rounded, which would lose the small values of d
+//                      that give small variates, or of w that give the tails); three tries per
 //                      Philox block (6 x 21 of its 128 bits), each accepted with probability pi / 4,
 //                      so that a warp, which waits for its slowest lane, needs a second block in
 //                      about a quarter of its draws (with two tries per block: 78%).
-//   log_of_one_minus   ln(1 - d): its series to d^6 below 1/16 (truncation < 2e-8 relative), else
-//                      lg2(1 - d) ln 2 (|ln| >= 0.064, so lg2's absolute error is < 3e-6 relative).
+//   log_w              ln w: the series of ln(1 - d) to d^6 below d = 1/16 (truncation < 2e-8
+//                      relative), else lg2(w) ln 2 (|ln w| >= 0.064, so lg2's absolute error is
+//                      < 3e-6 relative).
 //   expm1_nonnegative  e^a - 1: its series to a^6 below 1/4 (truncation < 5e-8 relative), else
 //                      ex2(a log2 e) - 1 (e^a - 1 >= 0.28, ex2's error < 1.2e-6 relative).
 //   normal, student_t  the polar methods of core/random.hpp (Marsaglia; Bailey's t), on one
@@ -64,14 +66,6 @@ __device__ inline float signed_uniform(std::uint32_t bits21) {
   return __fmaf_rn(2.0f, f, -3.0f);
 }
 
-/// ln(1 - d) for 0 <= d < 1.
-__device__ inline float log_of_one_minus(float d) {
-  const float series =
-      -d * __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, 1.0f / 6, 0.2f), 0.25f), 1.0f / 3), 0.5f),
-                     1.0f);
-  return d < 0.0625f ? series : lg2(1.0f - d) * ln2;
-}
-
 /// e^a - 1 for a >= 0.
 __device__ inline float expm1_nonnegative(float a) {
   const float series =
@@ -108,15 +102,15 @@ __device__ inline uint4 philox(const philox_keys& keys, std::uint32_t c0, std::u
   return make_uint4(c0, c1, c2, c3);
 }
 
-/// An accepted polar try: u, w = u^2 + v^2 in (0, 1) and d = 1 - w.
-struct polar_point {
+/// An accepted polar try: u, w = u^2 + v^2 in (0, 1) and d = 1 - u^2 - v^2.
+struct accepted_try {
   float u, w, d;
 };
 
 /// The first accepted polar try of the stream (index, step) (counters as philox_stream's), three
 /// tries per block: the six 21-bit fields are each word's top 21 bits and, from the low 11 bits of
 /// words (0, 1) and (2, 3), 11 + 10 bits.
-__device__ inline polar_point polar_try(const philox_keys& keys, std::uint64_t index, std::uint32_t step) {
+__device__ inline accepted_try first_accepted_try(const philox_keys& keys, std::uint64_t index, std::uint32_t step) {
   const auto i0 = static_cast<std::uint32_t>(index), i1 = static_cast<std::uint32_t>(index >> 32);
   for (std::uint32_t block = 0;; ++block) {
     const uint4 b = philox(keys, i0, i1, step, block);
@@ -125,18 +119,26 @@ __device__ inline polar_point polar_try(const philox_keys& keys, std::uint64_t i
 #pragma unroll
     for (int t = 0; t < 3; ++t) {
       const float u = signed_uniform(field[2 * t]), v = signed_uniform(field[2 * t + 1]);
+      const float w = __fmaf_rn(u, u, v * v);
       const float d = __fmaf_rn(-u, u, __fmaf_rn(-v, v, 1.0f));
-      if (d > 0.0f && d < 1.0f) return {u, 1.0f - d, d};
+      if (w > 0.0f && w < 1.0f && d > 0.0f) return {u, w, d};
     }
   }
 }
 
-__device__ inline float normal(const polar_point& p) {
-  return p.u * root(-2.0f * log_of_one_minus(p.d) * rcp(p.w));
+/// ln w of an accepted try (w = 1 - d).
+__device__ inline float log_w(const accepted_try& p) {
+  const float d = p.d;
+  const float series =
+      -d * __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, 1.0f / 6, 0.2f), 0.25f), 1.0f / 3), 0.5f),
+                     1.0f);
+  return d < 0.0625f ? series : lg2(p.w) * ln2;
 }
 
-__device__ inline float student_t(const polar_point& p, float nu, float minus_two_over_nu) {
-  return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_of_one_minus(p.d)) * rcp(p.w));
+__device__ inline float normal(const accepted_try& p) { return p.u * root(-2.0f * log_w(p) * rcp(p.w)); }
+
+__device__ inline float student_t(const accepted_try& p, float nu, float minus_two_over_nu) {
+  return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_w(p)) * rcp(p.w));
 }
 
 /// What both twins share: the key's round keys, N(0, 1) draws, the jitter's N(0, sd^2).
@@ -146,7 +148,7 @@ struct moves_base {
   philox_keys keys;
   explicit moves_base(key k) : keys(k) {}
   __device__ float normal(std::uint64_t index, std::uint32_t step) const {
-    return fast::normal(polar_try(keys, index, step));
+    return fast::normal(first_accepted_try(keys, index, step));
   }
   __device__ float jitter(float x, double sd, std::uint64_t index, std::uint32_t step) const {
     return __fmaf_rn(static_cast<float>(sd), normal(index, step), x);
@@ -172,12 +174,13 @@ struct sv_moves : moves_base {
   }
   __device__ float predicted_mean(float h) const { return __fmaf_rn(rho, h - mu, mu); }
   __device__ float propagate(float h, std::uint64_t index, std::uint32_t step) const {
-    const polar_point p = polar_try(keys, index, step);
+    const accepted_try p = first_accepted_try(keys, index, step);
     const float eps = nu_state == 0.0f ? fast::normal(p) : student_t(p, nu_state, minus_two_over_nu_state);
     return __fmaf_rn(sigma, eps, predicted_mean(h));
   }
   __device__ float log_likelihood(float y, float h) const {
-    const float z = y == 0.0f ? 0.0f : y * y * ex2(-h * log2e);
+    const float scaled = y * ex2(-0.5f * log2e * h);  // y e^(-h/2): z overflows only where g underflows
+    const float z = y == 0.0f ? 0.0f : scaled * scaled;
     const float base = __fmaf_rn(-0.5f, h, log_norm);
     if (nu_obs == 0.0f) return __fmaf_rn(-0.5f, z, base);
     return __fmaf_rn(minus_half_nu1_ln2, lg2(__fmaf_rn(z, inv_nu_obs, 1.0f)), base);

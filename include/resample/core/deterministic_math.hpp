@@ -31,7 +31,9 @@ namespace detail {
 // On the device the coefficients are read from constant memory, which an fma takes as an operand:
 // as immediates, each double took two uniform-register moves at every use (about 120 instructions
 // per particle in the particle filter's exact kernels, whose exp and log run per particle). The
-// same values and the same operations, hence the same bits.
+// same values and the same operations, hence the same bits. Each translation unit has its own
+// copy (static; the library builds without relocatable device code), which the inline accessors
+// below read: identical contents, so which copy a kernel reads makes no difference.
 static __constant__ double exp_series_on_device[12] = {RESAMPLE_EXP_SERIES};
 static __constant__ double log_series_on_device[13] = {RESAMPLE_LOG_SERIES};
 #endif
