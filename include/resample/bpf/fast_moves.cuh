@@ -5,8 +5,10 @@
 // kernels (src/cuda/bpf_filter.cu) take one of these where the exact mode takes the model itself.
 //
 //   philox            Philox4x32-10 (Random123's rounds and constants) with its ten round keys
-//                      computed once on the host (philox_keys), where Random123 recomputes them
-//                      per call: the same words, 18 fewer instructions per call.
+//                      computed once on the host (philox_keys), where Random123 adds them up per
+//                      call: the same words (tested). The compiler then reloads the keys into
+//                      uniform registers for each particle instead (about 30 instructions per
+//                      particle either way; docs/results/bpf.md).
 //   signed_uniform     u in (-1, 1) from 21 random bits m: (2m + 1) / 2^21 - 1, odd multiples of
 //                      2^-21 (symmetric, never 0 or +-1): the bits in a float of [1, 2), then
 //                      2f - 3 (exact).
