@@ -8,7 +8,8 @@ source "$(dirname "$0")/gpu_common.sh"
 log="$out/checks.txt"
 {
   gpu_configure_and_build resample core_device_test cuda_backend_test cuda_parity_test cuda_backend_api_test \
-    bpf_cuda_test ptx_backend_test ptx_parity_test litmus bench_cuda bench_bpf bench_ptx cli_test
+    bpf_cuda_test bpf_cuda_fast_test fast_moves_test ptx_backend_test ptx_parity_test litmus bench_cuda bench_bpf \
+    bench_ptx cli_test
   echo "== ctest -L gpu"
   (cd "$build" && timeout 240 ctest -L gpu -j 4 --output-on-failure >"$out/ctest_gpu.txt" 2>&1)
   grep -E 'tests passed|\*\*\*|Total Test' "$out/ctest_gpu.txt" | head -40
@@ -21,7 +22,8 @@ san="$out/sanitizers.txt"
 tools="memcheck racecheck synccheck"
 [ -n "${QUICK_SANITIZERS:-}" ] && tools="memcheck"  # when device time is short: memcheck of the backend test
 for tool in $tools; do
-  tests="cuda_backend_test cuda_parity_test bpf_cuda_test ptx_backend_test ptx_parity_test"
+  tests="cuda_backend_test cuda_parity_test bpf_cuda_test bpf_cuda_fast_test fast_moves_test ptx_backend_test"
+  tests="$tests ptx_parity_test"
   [ "$tool" = memcheck ] && tests="$tests cuda_backend_api_test"
   [ -n "${QUICK_SANITIZERS:-}" ] && tests="cuda_backend_test"
   for t in $tests; do
