@@ -670,7 +670,11 @@ struct cuda_filter<Model>::impl {
       using X = std::remove_pointer_t<decltype(array.data())>;
       device_vector<X> bigger(grown);
       if (array.data() && keep) {
-        cuda::check(cudaMemcpy(bigger.data(), array.data(), keep * sizeof(X), cudaMemcpyDeviceToDevice), "cudaMemcpy (bpf)");
+        // On the filter's stream (a non-blocking one is not ordered with cudaMemcpy's legacy
+        // stream), finished before the old array is freed.
+        cuda::check(cudaMemcpyAsync(bigger.data(), array.data(), keep * sizeof(X), cudaMemcpyDeviceToDevice, stream),
+                    "cudaMemcpyAsync (bpf)");
+        cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf)");
       }
       array = std::move(bigger);
     };
@@ -685,7 +689,9 @@ struct cuda_filter<Model>::impl {
       device_vector<double> fresh(capacity);
       const std::vector<double> nan(ticks, std::numeric_limits<double>::quiet_NaN());
       if (ticks) {
-        cuda::check(cudaMemcpy(fresh.data(), nan.data(), ticks * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (bpf)");
+        cuda::check(cudaMemcpyAsync(fresh.data(), nan.data(), ticks * sizeof(double), cudaMemcpyHostToDevice, stream),
+                    "cudaMemcpyAsync (bpf)");
+        cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bpf)");  // before `nan` goes
       }
       truth_a = std::move(fresh);
     }

@@ -378,6 +378,12 @@ TEST_F(CudaRawApi, MaxPassFindsTheFirstBadValueAtEveryAlignment) {
 TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
   cuda::host::device_vector<int> gate(1);
   cuda::workspace ws(stream_);
+  // Host-to-device writes in stream order: a cudaMemcpy from pageable memory may return before its
+  // transfer lands and is not ordered with stream_ (non-blocking), so a call could read the old gate.
+  const auto upload = [this](void* to, const void* from, std::size_t bytes) {
+    cuda::check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+    cuda::check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  };
   for (const std::size_t n : {std::size_t{3000}, std::size_t{70000}}) {
     const auto lw = log_weights(n, 1.0, 5);
     const cuda::host::device_vector<double> d_lw(view(lw));
@@ -388,21 +394,21 @@ TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
       options opt;
       opt.device_gate = gate.data();
       const int closed = 0, open = 1;
-      cuda::check(cudaMemcpy(gate.data(), &closed, sizeof closed, cudaMemcpyHostToDevice), "cudaMemcpy");
+      upload(gate.data(), &closed, sizeof closed);
       ws.ancestors(s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt);
       EXPECT_NO_THROW(ws.check()) << name(s);
       std::vector<std::int64_t> a(n), expected(n);
       d_a.copy_to(std::span<std::int64_t>(a));
       EXPECT_EQ(a, poison) << name(s) << " wrote output through a closed gate, N = " << n;
-      cuda::check(cudaMemcpy(gate.data(), &open, sizeof open, cudaMemcpyHostToDevice), "cudaMemcpy");
+      upload(gate.data(), &open, sizeof open);
       ws.ancestors(s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt);
       ws.check();
       d_a.copy_to(std::span<std::int64_t>(a));
       cpu::ancestors(cpu::serial{}, s, view(lw), key{4, 1}, 2, std::span<std::int64_t>(expected), opt);
       EXPECT_EQ(a, expected) << name(s) << " through an open gate, N = " << n;
-      cuda::check(cudaMemcpy(d_a.data(), poison.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice), "cudaMemcpy");
+      upload(d_a.data(), poison.data(), n * sizeof(std::int64_t));
       // The offspring form through a closed gate: untouched too.
-      cuda::check(cudaMemcpy(gate.data(), &closed, sizeof closed, cudaMemcpyHostToDevice), "cudaMemcpy");
+      upload(gate.data(), &closed, sizeof closed);
       std::size_t need = 0;
       cuda::offspring<double, std::int64_t>(nullptr, need, s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt, stream_);
       ws.reserve(need);
@@ -410,13 +416,13 @@ TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
       EXPECT_NO_THROW(ws.check()) << name(s);
       d_a.copy_to(std::span<std::int64_t>(a));
       EXPECT_EQ(a, poison) << name(s) << " offspring written through a closed gate, N = " << n;
-      cuda::check(cudaMemcpy(gate.data(), &open, sizeof open, cudaMemcpyHostToDevice), "cudaMemcpy");
+      upload(gate.data(), &open, sizeof open);
       cuda::offspring<double, std::int64_t>(ws.data(), need, s, d_lw.data(), n, key{4, 1}, 2, d_a.data(), opt, stream_);
       ws.check();
       d_a.copy_to(std::span<std::int64_t>(a));
       cpu::offspring(cpu::serial{}, s, view(lw), key{4, 1}, 2, std::span<std::int64_t>(expected), opt);
       EXPECT_EQ(a, expected) << name(s) << " offspring through an open gate, N = " << n;
-      cuda::check(cudaMemcpy(d_a.data(), poison.data(), n * sizeof(std::int64_t), cudaMemcpyHostToDevice), "cudaMemcpy");
+      upload(d_a.data(), poison.data(), n * sizeof(std::int64_t));
       std::size_t cumulative = 0;
       const auto refused = [&] {
         cuda::cumulative_offspring<double, std::int64_t>(nullptr, cumulative, s, d_lw.data(), n, key{}, 0, d_a.data(),
