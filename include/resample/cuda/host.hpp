@@ -23,12 +23,13 @@ class device_vector {
     if (n) check(cudaMalloc(reinterpret_cast<void**>(&p_), n * sizeof(X)), "cudaMalloc");
   }
   /// A copy of `from`, on the device when the constructor returns: cudaMemcpy from pageable memory
-  /// may return before its transfer lands, and orders it only with the legacy default stream, so
-  /// a kernel on a non-blocking stream could otherwise read the old contents.
+  /// may return before its transfer lands, and orders it only with the default stream (0, which the
+  /// synchronisation names too, legacy or per-thread), so a kernel on a non-blocking stream could
+  /// otherwise read the old contents.
   explicit device_vector(std::span<const X> from) : device_vector(from.size()) {
     if (n_) {
       check(cudaMemcpy(p_, from.data(), n_ * sizeof(X), cudaMemcpyHostToDevice), "cudaMemcpy (to device)");
-      check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (to device)");
+      check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize (to device)");
     }
   }
   device_vector(const device_vector&) = delete;
