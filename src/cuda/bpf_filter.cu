@@ -183,7 +183,9 @@ __device__ moments lane_total(const moments& mine) {
 /// two blocks per SM (exact; three in fast mode) so that one's barriers overlap another's work; then
 /// the chunk summary: its max and first NaN / +inf by a block reduction, then its sums.
 /// `move(i, state, drawn)` moves particle i, writes it (state and log-weight) out, sets `state` and
-/// returns its log-weight; `drawn` is its accepted polar try where the exact moves draw (below).
+/// returns its log-weight; `drawn` is what its draw comes from, which run_chunk defines for both
+/// precisions: the accepted polar try of its stream (exact, found first: below) or the stream
+/// itself (fast::draw_site; the fast moves draw as they move).
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
@@ -191,8 +193,8 @@ static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
 template <class Moves>
 constexpr int chunk_blocks_per_sm = Moves::fast ? 3 : 2;
 
-/// Where a chunk's exact moves draw: no draws (the first stage), or each particle i's accepted polar
-/// try in the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s).
+/// Where a chunk's moves draw: no draws (the first stage), or particle i from the stream
+/// (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s).
 struct chunk_draws {
   bool any = false;
   std::uint32_t step = 0;
@@ -269,7 +271,8 @@ __device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double*
 /// block reduction adds the threads' sums in double: no staging, no second read of the states, no
 /// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
 template <class Moves, class Move>
-__device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_summary* out, const Move& move) {
+__device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_draws draws, chunk_summary* out,
+                               const Move& move) {
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
   float x[per_thread], lw[per_thread];
@@ -281,7 +284,7 @@ __device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_
     x[k] = 0.0f;
     lw[k] = -std::numeric_limits<float>::infinity();
     if (local < count) {
-      lw[k] = move(begin + local, x[k], polar_point{});  // the fast moves draw their own
+      lw[k] = move(begin + local, x[k], fast::draw_site{detail::propagation_index + begin + local, draws.step});
       if (!(lw[k] < std::numeric_limits<float>::infinity())) {
         my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
       } else if (lw[k] > my_max) {
@@ -316,7 +319,7 @@ template <class Moves, class Move>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
                           chunk_draws draws, chunk_summary* out, const Move& move) {
   if constexpr (Moves::fast) {
-    run_chunk_fast<Moves>(n, shift, truth, out, move);
+    run_chunk_fast<Moves>(n, shift, truth, draws, out, move);
   } else {
     run_chunk_exact(moves, n, x, shift, truth, draws, out, move);
   }
@@ -355,11 +358,7 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   const auto y = static_cast<Real>(io.y[0]);
   const chunk_draws draws{true, 0};
   run_chunk(moves, n, x, 0.0, truth_at(io, 0), draws, chunks + blockIdx.x, [&](std::size_t i, Real& state, auto drawn) {
-    if constexpr (Moves::fast) {
-      state = moves.initial(detail::propagation_index + i, 0);
-    } else {
-      state = moves.initial(drawn);
-    }
+    state = moves.initial(drawn);
     x[i] = state;
     return lw[i] = moves.log_likelihood(y, state);
   });
@@ -418,11 +417,7 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
       state = x[j];
       weight = lw[j];
     }
-    if constexpr (Moves::fast) {
-      state = moves.propagate(state, detail::propagation_index + j, tick);
-    } else {
-      state = moves.propagate(state, drawn);
-    }
+    state = moves.propagate(state, drawn);
     weight += moves.log_likelihood(y, state);
     x_out[j] = state;
     return lw_out[j] = weight;
@@ -525,7 +520,6 @@ struct cuda_filter<Model>::impl {
   std::size_t temp_bytes = 0;
   std::size_t ticks = 0, capacity = 0;
   bool truth_given = false;
-  bool fast = false;  ///< filter_precision::fast: float particles, fast::moves_for(model)
   /// The particles' buffers, of double (exact) or float (fast) entries: see with_moves.
   device_vector<unsigned char> x_a, lw_a, x_next_a, lw_next_a, fs_a, v_a;
   device_vector<double> y_a, truth_a;
@@ -543,11 +537,10 @@ struct cuda_filter<Model>::impl {
       : model(m), opt(o), stream(st), skip(rn), kernels(std::move(tk)) {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
-    fast = o.precision == filter_precision::fast;
-    if (fast && kernels) {
+    if (is_fast() && kernels) {
       throw invalid_input("precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
     }
-    if (!fast && !kernels) {  // their static and dynamic shared memory together exceed 48 KiB
+    if (!is_fast() && !kernels) {  // their static and dynamic shared memory together exceed 48 KiB
       for (const void* f : {reinterpret_cast<const void*>(&initial_weight<exact_moves<Model>>),
                             reinterpret_cast<const void*>(&gather_propagate<exact_moves<Model>>)}) {
         cuda::check(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(drawn_w_bytes)),
@@ -558,12 +551,12 @@ struct cuda_filter<Model>::impl {
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
     // Sizes first: a bad scheme option throws here, before anything is allocated.
-    if (fast) {
+    if (is_fast()) {
       resampler_call(nullptr, temp_bytes, static_cast<const float*>(nullptr), nullptr, o.resampling, stream);
     } else {
       resampler_call(nullptr, temp_bytes, static_cast<const double*>(nullptr), nullptr, o.resampling, stream);
     }
-    const std::size_t bytes = n * (fast ? sizeof(float) : sizeof(double));
+    const std::size_t bytes = n * (is_fast() ? sizeof(float) : sizeof(double));
     x_a = device_vector<unsigned char>(bytes);
     lw_a = device_vector<unsigned char>(bytes);
     x_next_a = device_vector<unsigned char>(bytes);
@@ -593,11 +586,14 @@ struct cuda_filter<Model>::impl {
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
 
+  /// filter_precision::fast: float particles, fast::moves_for(model).
+  [[nodiscard]] bool is_fast() const { return opt.precision == filter_precision::fast; }
+
   /// f(moves) with the precision's moves: exact_moves<Model> (double particles) or the model's
   /// fast twin (float particles); typename decltype(moves)::real is the buffers' entry type.
   template <class F>
   void with_moves(const F& f) const {
-    if (fast) {
+    if (is_fast()) {
       f(fast::moves_for(model, k));
     } else {
       f(exact_moves<Model>{model, k});
@@ -861,7 +857,7 @@ template <class Model>
 void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const double> truth) {
   impl& m = *impl_;
   detail::check_observations(y, truth, m.ticks);
-  if (m.fast) {  // float observations: one beyond float's range would be an infinity there
+  if (m.is_fast()) {  // float observations: one beyond float's range would be an infinity there
     for (std::size_t t = 0; t < y.size(); ++t) {
       if (std::fabs(y[t]) > std::numeric_limits<float>::max()) {
         const std::string value = resample::detail::format_value(y[t]);

@@ -143,6 +143,13 @@ __device__ inline float student_t(const accepted_try& p, float nu, float minus_t
   return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_w(p)) * rcp(p.w));
 }
 
+/// Where a particle's move draws: its stream (index, step), counters as philox_stream's. The
+/// filter's chunks hand it to the moves, as they hand the exact moves their accepted polar tries.
+struct draw_site {
+  std::uint64_t index;
+  std::uint32_t step;
+};
+
 /// What both twins share: the key's round keys, N(0, 1) draws, the jitter's N(0, sd^2).
 struct moves_base {
   using real = float;
@@ -171,12 +178,10 @@ struct sv_moves : moves_base {
         minus_half_nu1_ln2(static_cast<float>(-0.5 * (m.params().nu_obs + 1.0) * 0.6931471805599453)),
         inv_nu_obs(m.params().nu_obs == 0.0 ? 0.0f : static_cast<float>(1.0 / m.params().nu_obs)) {}
 
-  __device__ float initial(std::uint64_t index, std::uint32_t step) const {
-    return __fmaf_rn(stationary_sd, normal(index, step), mu);
-  }
+  __device__ float initial(const draw_site& s) const { return __fmaf_rn(stationary_sd, normal(s.index, s.step), mu); }
   __device__ float predicted_mean(float h) const { return __fmaf_rn(rho, h - mu, mu); }
-  __device__ float propagate(float h, std::uint64_t index, std::uint32_t step) const {
-    const accepted_try p = first_accepted_try(keys, index, step);
+  __device__ float propagate(float h, const draw_site& s) const {
+    const accepted_try p = first_accepted_try(keys, s.index, s.step);
     const float eps = nu_state == 0.0f ? fast::normal(p) : student_t(p, nu_state, minus_two_over_nu_state);
     return __fmaf_rn(sigma, eps, predicted_mean(h));
   }
@@ -200,11 +205,9 @@ struct linear_gaussian_moves : moves_base {
         inv_tau2(static_cast<float>(m.inv_tau2())), predictive_log_norm(static_cast<float>(m.predictive_log_norm())),
         inv_predictive_var(static_cast<float>(m.inv_predictive_var())) {}
 
-  __device__ float initial(std::uint64_t index, std::uint32_t step) const {
-    return stationary_sd * normal(index, step);
-  }
-  __device__ float propagate(float x, std::uint64_t index, std::uint32_t step) const {
-    return __fmaf_rn(sigma, normal(index, step), rho * x);
+  __device__ float initial(const draw_site& s) const { return stationary_sd * normal(s.index, s.step); }
+  __device__ float propagate(float x, const draw_site& s) const {
+    return __fmaf_rn(sigma, normal(s.index, s.step), rho * x);
   }
   __device__ float log_likelihood(float y, float x) const {
     const float d = y - x;
