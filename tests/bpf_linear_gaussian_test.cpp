@@ -2,7 +2,6 @@
 // the likelihood and the filtered means, so the bootstrap and auxiliary filters' estimates are
 // tested against them, with tolerances from the spread measured over independent runs.
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -77,10 +76,7 @@ TEST_P(FilterVsKalman, LikelihoodIsUnbiased) {
                                  .log_likelihood -
                              exact));
   }
-  const double mean = std::accumulate(ratio.begin(), ratio.end(), 0.0) / reps;
-  double ss = 0;
-  for (double x : ratio) ss += (x - mean) * (x - mean);
-  const double se = std::sqrt(ss / (reps - 1) / reps);
+  const auto [mean, se] = resample::test::mean_and_se_of(ratio);
   EXPECT_LT(std::fabs(mean - 1.0), 4.0 * se) << "mean ratio " << mean << ", SE " << se;
   // The test has power: the ratio's relative sd at N = 512 over 50 ticks is below 1, so 4 SE is
   // under 0.3 (a filter that drops the weights carried between resamplings is off by more).

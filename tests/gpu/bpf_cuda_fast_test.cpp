@@ -3,7 +3,6 @@
 // right against Kalman on the linear-Gaussian model, calibrated on the SV matched-DGP suite, and
 // agreeing with the exact filter on the SV model within Monte Carlo error. Plus its refusals.
 #include <cmath>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -64,10 +63,7 @@ TEST_P(CudaFastVsKalman, LikelihoodIsUnbiased) {
     const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
     ratio.push_back(std::exp(run.log_likelihood - exact));
   }
-  const double mean = std::accumulate(ratio.begin(), ratio.end(), 0.0) / reps;
-  double ss = 0;
-  for (double x : ratio) ss += (x - mean) * (x - mean);
-  const double se = std::sqrt(ss / (reps - 1) / reps);
+  const auto [mean, se] = resample::test::mean_and_se_of(ratio);
   EXPECT_LT(std::fabs(mean - 1.0), 4.0 * se) << "mean ratio " << mean << ", SE " << se;
   EXPECT_LT(se * std::sqrt(double{reps}), 1.0);  // power, as on the CPU
 }
@@ -142,23 +138,18 @@ TEST(CudaFastFilter, AgreesWithTheExactFilterOnTheSvModel) {
   const auto data = resample::bpf::simulate(model, 200, 21);
   const auto y = std::span<const double>(data.observations);
   constexpr int reps = 32;
-  double sum[2] = {0, 0}, sum2[2] = {0, 0};
+  std::vector<double> ll[2];  // exact, fast
   for (int r = 0; r < reps; ++r) {
     for (int fast = 0; fast < 2; ++fast) {
       auto opt = fast_options(4096, 500u + static_cast<unsigned>(r));
       if (!fast) opt.precision = filter_precision::exact;
-      const double ll = resample::bpf::run_cuda_filter(model, y, opt).log_likelihood;
-      sum[fast] += ll;
-      sum2[fast] += ll * ll;
+      ll[fast].push_back(resample::bpf::run_cuda_filter(model, y, opt).log_likelihood);
     }
   }
-  double mean[2], var[2];
-  for (int f = 0; f < 2; ++f) {
-    mean[f] = sum[f] / reps;
-    var[f] = (sum2[f] / reps - mean[f] * mean[f]) * reps / (reps - 1);
-  }
-  const double se = std::sqrt((var[0] + var[1]) / reps);
-  EXPECT_LT(std::fabs(mean[1] - mean[0]), 4.0 * se) << "exact " << mean[0] << ", fast " << mean[1] << ", SE " << se;
+  const auto exact = resample::test::mean_and_se_of(ll[0]), fast = resample::test::mean_and_se_of(ll[1]);
+  const double se = std::hypot(exact.se, fast.se);  // of the difference
+  EXPECT_LT(std::fabs(fast.mean - exact.mean), 4.0 * se)
+      << "exact " << exact.mean << ", fast " << fast.mean << ", SE " << se;
   EXPECT_LT(se, 0.05);  // power: the test resolves a shift of 0.2
 }
 

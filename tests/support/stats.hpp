@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <numeric>
+#include <vector>
 
 namespace resample::test {
 
@@ -19,6 +21,18 @@ inline double normal_quantile(double p) {
     }
   }
   return 0.5 * (lo + hi);
+}
+
+/// A sample's mean and the standard error of that mean (its sd over sqrt n; n >= 2).
+struct mean_and_se {
+  double mean, se;
+};
+inline mean_and_se mean_and_se_of(const std::vector<double>& x) {
+  const auto n = static_cast<double>(x.size());
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  double ss = 0;
+  for (double v : x) ss += (v - mean) * (v - mean);
+  return {mean, std::sqrt(ss / (n - 1) / n)};
 }
 
 /// The |z| threshold that m two-sided z-tests exceed together with probability <= alpha.
