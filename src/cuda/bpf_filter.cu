@@ -184,8 +184,8 @@ __device__ moments lane_total(const moments& mine) {
 /// the chunk summary: its max and first NaN / +inf by a block reduction, then its sums.
 /// `move(i, state, drawn)` moves particle i, writes it (state and log-weight) out, sets `state` and
 /// returns its log-weight; `drawn` is what its draw comes from, which run_chunk defines for both
-/// precisions: the accepted polar try of its stream (exact, found first: below) or the stream
-/// itself (fast::draw_site; the fast moves draw as they move).
+/// precisions: the accepted polar try of its stream (exact, found first: below) or of its warp's
+/// sequence (fast, fast::warp_try_pool).
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
@@ -266,37 +266,99 @@ __device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double*
   if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
 }
 
-/// The fast sums: each thread keeps its particles (state, log-weight) in registers, adds their
-/// w = ex2((lw - m_c) log2 e) (0 for -inf), w^2, w d, w d^2, w 1{x <= truth} in float, and one
-/// block reduction adds the threads' sums in double: no staging, no second read of the states, no
+/// Order-preserving 32-bit keys of the floats other than NaN (-inf lowest, above key 0), and back.
+__device__ inline unsigned float_key(float f) {
+  const unsigned b = __float_as_uint(f);
+  return (b & 0x80000000u) != 0 ? ~b : b | 0x80000000u;
+}
+__device__ inline float key_float(unsigned k) { return __uint_as_float((k & 0x80000000u) != 0 ? k & 0x7fffffffu : ~k); }
+
+/// A fast chunk's max log-weight, in every thread: a warp's in one instruction (redux.sync on
+/// float_key), then the warps' by warp 0; and whether any thread saw a NaN / +inf, on the way.
+__device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
+  __shared__ unsigned warp_max[chunk_threads / 32];
+  __shared__ unsigned chunk_max;
+  const unsigned k = __reduce_max_sync(~0u, float_key(mine));
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = k;
+  any_bad = __syncthreads_or(bad);
+  if (threadIdx.x < 32) {
+    const unsigned m = __reduce_max_sync(~0u, threadIdx.x < chunk_threads / 32 ? warp_max[threadIdx.x] : 0u);
+    if (threadIdx.x == 0) chunk_max = m;
+  }
+  __syncthreads();
+  return key_float(chunk_max);
+}
+
+/// A fast chunk's sums, in thread 0: each warp's by a butterfly in float (each lane's sums are
+/// float already), then the warps' in double by warp 0.
+__device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd, float below) {
+  __shared__ double warp_sums[chunk_threads / 32][5];
+  float v[5] = {w, w2, wd, wdd, below};
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset /= 2) {
+#pragma unroll
+    for (int j = 0; j < 5; ++j) v[j] += __shfl_xor_sync(~0u, v[j], offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+#pragma unroll
+    for (int j = 0; j < 5; ++j) warp_sums[threadIdx.x / 32][j] = v[j];
+  }
+  __syncthreads();
+  double t[5] = {};
+  if (threadIdx.x < 32) {
+#pragma unroll
+    for (int j = 0; j < 5; ++j) {
+      t[j] = threadIdx.x < chunk_threads / 32 ? warp_sums[threadIdx.x][j] : 0.0;
+#pragma unroll
+      for (int offset = chunk_threads / 64; offset >= 1; offset /= 2) t[j] += __shfl_xor_sync(~0u, t[j], offset);
+    }
+  }
+  return moments{t[0], t[1], t[2], t[3], t[4]};
+}
+
+/// The fast sums: each thread keeps its particles (state, log-weight) in registers and adds their
+/// w = ex2((lw - m_c) log2 e) (0 for -inf), w^2, w d, w d^2, w 1{x <= truth} in float; the block's
+/// max, and its sums, by the two reductions above: no staging, no second read of the states, no
 /// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
+/// The draws: a warp's particles take their accepted tries in turn from its candidate sequence
+/// (fast::warp_try_pool, a ring of 2 KiB per warp).
 template <class Moves, class Move>
-__device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_draws draws, chunk_summary* out,
-                               const Move& move) {
+__device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, double truth, chunk_draws draws,
+                               chunk_summary* out, const Move& move) {
+  constexpr float infinity = std::numeric_limits<float>::infinity();
+  __shared__ fast::warp_tries rings[chunk_threads / 32];
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
+  // Warp v's particles: begin + 32 v + lane + 512 k in round k.
+  fast::warp_try_pool pool(rings[threadIdx.x / 32], detail::propagation_index + begin + (threadIdx.x & ~31u),
+                           chunk_threads, per_thread, draws.step);
   float x[per_thread], lw[per_thread];
-  double my_max = -inf;
+  float my_max = -infinity;
   unsigned long long my_bad = detail::no_index;
 #pragma unroll
   for (int k = 0; k < per_thread; ++k) {
     const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
     x[k] = 0.0f;
-    lw[k] = -std::numeric_limits<float>::infinity();
+    lw[k] = -infinity;
+    const fast::accepted_try drawn = draws.any ? pool.next(moves.keys) : fast::accepted_try{};
     if (local < count) {
-      lw[k] = move(begin + local, x[k], fast::draw_site{detail::propagation_index + begin + local, draws.step});
-      if (!(lw[k] < std::numeric_limits<float>::infinity())) {
+      lw[k] = move(begin + local, x[k], drawn);
+      if (!(lw[k] < infinity)) {
         my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
-      } else if (lw[k] > my_max) {
-        my_max = lw[k];
+      } else {
+        my_max = fmaxf(my_max, lw[k]);
       }
     }
   }
-  block_max_and_first_bad<chunk_threads>(my_max, my_bad);  // now the chunk's
-  moments mine{};
-  if (my_bad == detail::no_index && my_max > -inf) {
-    const auto m = static_cast<float>(my_max), centre = static_cast<float>(shift), below = static_cast<float>(truth);
-    float sw = 0, sw2 = 0, swd = 0, swdd = 0, sbelow = 0;
+  bool any_bad = false;
+  const float m = chunk_max_fast(my_max, my_bad != detail::no_index, any_bad);
+  if (any_bad) {  // bad input only: the first offending index
+    double unused = -inf;
+    block_max_and_first_bad<chunk_threads>(unused, my_bad);
+  }
+  float sw = 0, sw2 = 0, swd = 0, swdd = 0, sbelow = 0;
+  if (!any_bad && m > -infinity) {
+    const auto centre = static_cast<float>(shift), below = static_cast<float>(truth);
 #pragma unroll
     for (int k = 0; k < per_thread; ++k) {
       const float w = fast::ex2((lw[k] - m) * fast::log2e);  // -inf: 0
@@ -307,19 +369,16 @@ __device__ void run_chunk_fast(std::size_t n, double shift, double truth, chunk_
       swdd = __fmaf_rn(w * d, d, swdd);
       sbelow += x[k] <= below ? w : 0.0f;  // NaN truth: never
     }
-    mine = moments{sw, sw2, swd, swdd, sbelow};
   }
-  using reduce = cub::BlockReduce<moments, chunk_threads>;
-  __shared__ typename reduce::TempStorage tmp;
-  const moments total = reduce(tmp).Reduce(mine, [](const moments& a, const moments& b) { return a + b; });
-  if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
+  const moments total = chunk_sums_fast(sw, sw2, swd, swdd, sbelow);
+  if (threadIdx.x == 0) *out = chunk_summary{static_cast<double>(m), my_bad, total};
 }
 
 template <class Moves, class Move>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
                           chunk_draws draws, chunk_summary* out, const Move& move) {
   if constexpr (Moves::fast) {
-    run_chunk_fast<Moves>(n, shift, truth, draws, out, move);
+    run_chunk_fast(moves, n, shift, truth, draws, out, move);
   } else {
     run_chunk_exact(moves, n, x, shift, truth, draws, out, move);
   }

@@ -15,9 +15,12 @@
 //   accepted_try       Marsaglia's polar try: w = u^2 + v^2 and d = 1 - u^2 - v^2, each by fmas
 //                      (neither from the other rounded, which would lose the small values of d
 //                      that give small variates, or of w that give the tails); three tries per
-//                      Philox block (6 x 21 of its 128 bits), each accepted with probability pi / 4,
-//                      so that a warp, which waits for its slowest lane, needs a second block in
-//                      about a quarter of its draws (with two tries per block: 78%).
+//                      Philox block (6 x 21 of its 128 bits), each accepted with probability pi / 4.
+//   warp_try_pool      a warp's particles take their tries from one sequence of candidates, a
+//                      Philox block per lane at a time, the accepted ones handed out in order
+//                      through a ring in shared memory: 0.42 blocks per particle, where drawing each
+//                      particle's own stream until it accepts took 1.27 (its warp waited for the
+//                      slowest lane).
 //   log_w              ln w: the series of ln(1 - d) to d^6 below d = 1/16 (truncation < 2e-8
 //                      relative), else lg2(w) ln 2 (|ln w| >= 0.064, so lg2's absolute error is
 //                      < 3e-6 relative).
@@ -26,9 +29,9 @@
 //   normal, student_t  the polar methods of core/random.hpp (Marsaglia; Bailey's t), on one
 //                      accepted try: u sqrt(-2 ln w / w) and u sqrt(nu (w^(-2/nu) - 1) / w).
 //
-// Each variate is a pure function of (key, index, step) as in the exact mode, with the same counter
-// layout (philox.hpp), so a particle's path does not depend on the launch; but not the exact mode's
-// variates (32-bit words, float arithmetic), nor the CPU's bits.
+// Each variate is a pure function of the key, the step and the particle's index (through its warp's
+// group of particles: warp_try_pool), so a particle's path depends on neither N nor the launch; but
+// these are not the exact mode's variates (32-bit words, float arithmetic), nor the CPU's bits.
 #pragma once
 
 #include <cstdint>
@@ -109,24 +112,93 @@ struct accepted_try {
   float u, w, d;
 };
 
+/// Try t (0, 1, 2) of a Philox block: its two 21-bit fields, each word's top 21 bits for tries 0
+/// and 1, and for try 2 the low 11 bits of words (0, 1) and (2, 3), 11 + 10 bits each. Whether it
+/// is accepted: w in (0, 1) and d > 0.
+__device__ inline bool polar_candidate(const uint4& b, int t, accepted_try& p) {
+  const std::uint32_t fu = t == 0 ? b.x >> 11 : t == 1 ? b.z >> 11 : (b.x & 0x7ffu) | ((b.y & 0x3ffu) << 11);
+  const std::uint32_t fv = t == 0 ? b.y >> 11 : t == 1 ? b.w >> 11 : (b.z & 0x7ffu) | ((b.w & 0x3ffu) << 11);
+  const float u = signed_uniform(fu), v = signed_uniform(fv);
+  p = {u, __fmaf_rn(u, u, v * v), __fmaf_rn(-u, u, __fmaf_rn(-v, v, 1.0f))};
+  return p.w > 0.0f && p.w < 1.0f && p.d > 0.0f;
+}
+
 /// The first accepted polar try of the stream (index, step) (counters as philox_stream's), three
-/// tries per block: the six 21-bit fields are each word's top 21 bits and, from the low 11 bits of
-/// words (0, 1) and (2, 3), 11 + 10 bits.
+/// tries per block. The jitter's draws; the moves' come from a warp_try_pool.
 __device__ inline accepted_try first_accepted_try(const philox_keys& keys, std::uint64_t index, std::uint32_t step) {
   const auto i0 = static_cast<std::uint32_t>(index), i1 = static_cast<std::uint32_t>(index >> 32);
   for (std::uint32_t block = 0;; ++block) {
     const uint4 b = philox(keys, i0, i1, step, block);
-    const std::uint32_t field[6] = {b.x >> 11, b.y >> 11, b.z >> 11, b.w >> 11, (b.x & 0x7ffu) | ((b.y & 0x3ffu) << 11),
-                                    (b.z & 0x7ffu) | ((b.w & 0x3ffu) << 11)};
+    accepted_try p;
 #pragma unroll
     for (int t = 0; t < 3; ++t) {
-      const float u = signed_uniform(field[2 * t]), v = signed_uniform(field[2 * t + 1]);
-      const float w = __fmaf_rn(u, u, v * v);
-      const float d = __fmaf_rn(-u, u, __fmaf_rn(-v, v, 1.0f));
-      if (w > 0.0f && w < 1.0f && d > 0.0f) return {u, w, d};
+      if (polar_candidate(b, t, p)) return p;
     }
   }
 }
+
+/// A warp's ring of accepted tries in shared memory, (u, w, d) in a 16-byte slot (one store and one
+/// load each): fewer than 32 left over plus a generation's 96.
+struct warp_tries {
+  static constexpr unsigned capacity = 128;
+  float4 slot[capacity];
+};
+
+/// The accepted polar tries of a warp's particles, handed out a round at a time, one per lane, in
+/// the order of one candidate sequence per warp. Lane l's particle in round k is first + l + stride k
+/// (k < rounds). Generation g (0, 1, ...) is a Philox block per lane, from the stream (first + l +
+/// stride (g mod rounds), step) at block g / rounds (that of the particle (g mod rounds, l), so no
+/// counter is used twice); its 96 candidates are taken try by try (t = 0, 1, 2) and lane by lane
+/// within a try, and the r-th accepted candidate of the sequence is lane (r mod 32)'s try in round
+/// r / 32. Accepted candidates of iid candidates are iid from the accepted law, whatever they are
+/// handed to, so each particle gets a polar try as from its own stream; and each is a pure function
+/// of (key, first, step): not of N (a lane past the last particle takes its try too) or the launch.
+///
+/// Why: a generation yields about 75 accepted tries, so a round needs one 0.42 times on average,
+/// and every lane's Philox block counts. When each lane drew from its own stream until it accepted,
+/// its warp waited for the slowest lane: 1.27 blocks per particle (docs/results/bpf.md).
+/// Every lane of the warp calls next(), converged.
+class warp_try_pool {
+ public:
+  __device__ warp_try_pool(warp_tries& ring, std::uint64_t first, std::uint32_t stride, std::uint32_t rounds,
+                           std::uint32_t step)
+      : ring_(ring), first_(first), stride_(stride), rounds_(rounds), step_(step) {}
+
+  __device__ accepted_try next(const philox_keys& keys) {
+    const unsigned lane = threadIdx.x % 32;
+    if (tail_ - head_ < 32) {
+      __syncwarp();  // the last round's reads are done before their slots are written again
+      do {
+        const std::uint64_t index = first_ + lane + std::uint64_t{stride_} * (generation_ % rounds_);
+        const uint4 b = philox(keys, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step_,
+                               generation_ / rounds_);
+        ++generation_;
+#pragma unroll
+        for (int t = 0; t < 3; ++t) {
+          accepted_try p;
+          const bool ok = polar_candidate(b, t, p);
+          const unsigned accepted = __ballot_sync(~0u, ok);
+          if (ok) {
+            const unsigned slot = (tail_ + __popc(accepted & ((1u << lane) - 1))) % warp_tries::capacity;
+            ring_.slot[slot] = make_float4(p.u, p.w, p.d, 0.0f);
+          }
+          tail_ += __popc(accepted);
+        }
+      } while (tail_ - head_ < 32);
+      __syncwarp();  // the new tries are visible to every lane
+    }
+    const float4 p = ring_.slot[(head_ + lane) % warp_tries::capacity];
+    head_ += 32;
+    return {p.x, p.y, p.z};
+  }
+
+ private:
+  warp_tries& ring_;
+  std::uint64_t first_;
+  std::uint32_t stride_, rounds_, step_;
+  std::uint32_t generation_ = 0;
+  unsigned head_ = 0, tail_ = 0;  // tries handed out, and accepted (ring positions mod capacity)
+};
 
 /// ln w of an accepted try (w = 1 - d).
 __device__ inline float log_w(const accepted_try& p) {
@@ -142,13 +214,6 @@ __device__ inline float normal(const accepted_try& p) { return p.u * root(-2.0f 
 __device__ inline float student_t(const accepted_try& p, float nu, float minus_two_over_nu) {
   return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_w(p)) * rcp(p.w));
 }
-
-/// Where a particle's move draws: its stream (index, step), counters as philox_stream's. The
-/// filter's chunks hand it to the moves, as they hand the exact moves their accepted polar tries.
-struct draw_site {
-  std::uint64_t index;
-  std::uint32_t step;
-};
 
 /// What both twins share: the key's round keys, N(0, 1) draws, the jitter's N(0, sd^2).
 struct moves_base {
@@ -178,10 +243,9 @@ struct sv_moves : moves_base {
         minus_half_nu1_ln2(static_cast<float>(-0.5 * (m.params().nu_obs + 1.0) * 0.6931471805599453)),
         inv_nu_obs(m.params().nu_obs == 0.0 ? 0.0f : static_cast<float>(1.0 / m.params().nu_obs)) {}
 
-  __device__ float initial(const draw_site& s) const { return __fmaf_rn(stationary_sd, normal(s.index, s.step), mu); }
+  __device__ float initial(const accepted_try& p) const { return __fmaf_rn(stationary_sd, fast::normal(p), mu); }
   __device__ float predicted_mean(float h) const { return __fmaf_rn(rho, h - mu, mu); }
-  __device__ float propagate(float h, const draw_site& s) const {
-    const accepted_try p = first_accepted_try(keys, s.index, s.step);
+  __device__ float propagate(float h, const accepted_try& p) const {
     const float eps = nu_state == 0.0f ? fast::normal(p) : student_t(p, nu_state, minus_two_over_nu_state);
     return __fmaf_rn(sigma, eps, predicted_mean(h));
   }
@@ -205,10 +269,8 @@ struct linear_gaussian_moves : moves_base {
         inv_tau2(static_cast<float>(m.inv_tau2())), predictive_log_norm(static_cast<float>(m.predictive_log_norm())),
         inv_predictive_var(static_cast<float>(m.inv_predictive_var())) {}
 
-  __device__ float initial(const draw_site& s) const { return stationary_sd * normal(s.index, s.step); }
-  __device__ float propagate(float x, const draw_site& s) const {
-    return __fmaf_rn(sigma, normal(s.index, s.step), rho * x);
-  }
+  __device__ float initial(const accepted_try& p) const { return stationary_sd * fast::normal(p); }
+  __device__ float propagate(float x, const accepted_try& p) const { return __fmaf_rn(sigma, fast::normal(p), rho * x); }
   __device__ float log_likelihood(float y, float x) const {
     const float d = y - x;
     return __fmaf_rn(-0.5f * d, d * inv_tau2, log_norm);
