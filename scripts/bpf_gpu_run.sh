@@ -11,7 +11,11 @@
 #   profile     Nsight Compute on one gather_propagate launch (after 8) of the gated row matching
 #               BPF_PROFILE (default bpf/cuda-fast/gated; the gated rows are N = 2^24 only):
 #               ncu_details.txt, and where its instructions go (bpf_sass_regions.txt,
-#               scripts/sass_regions.py)
+#               scripts/sass_regions.py, from source_sass.csv.gz)
+#   times       every kernel's duration (Nsight Compute, boost clocks, warm caches) over 48 launches
+#               (after 200) of the gated row matching BPF_TIMES (default bpf/cuda-fast/gated), whose
+#               ticks launch the resampler's kernels every tick: bpf_kernel_times.txt
+#   sass        the SASS of the fast SV gather_propagate (cuobjdump): bpf_fast_sass.txt
 #   usage: OUT=dir scripts/bpf_gpu_run.sh checks bench
 source "$(dirname "$0")/gpu_common.sh"
 tests="fast_moves_test bpf_cuda_fast_test bpf_cuda_test"
@@ -55,8 +59,24 @@ for part in $parts; do
       rm -f "$out/ncu_build.txt"
       ncu_instruction_counts regex:gather_propagate 1 "${BPF_PROFILE:-bpf/cuda-fast/gated}" bench_bpf 8
       python3 scripts/sass_regions.py "$out/source_sass.csv" gather_propagate 16777216 >"$out/bpf_sass_regions.txt" 2>&1
-      rm -f "$out/source_sass.csv" "$out/ncu_run.txt"
+      gzip -f "$out/source_sass.csv"  # every instruction with its counts: bpf_sass_regions.txt's source
+      rm -f "$out/ncu_run.txt"
       ;;
-    *) echo "unknown part '$part' (checks, sanitizers, bench, profile)" >&2; exit 2 ;;
+    times)
+      gpu_configure_and_build bench_bpf >"$out/bpf_kernel_times.txt" 2>&1 || exit 1
+      ncu --clock-control none --cache-control none --print-units base --metrics gpu__time_duration.sum \
+        --launch-skip 200 --launch-count 48 --csv "$build/bin/bench_bpf" \
+        --benchmark_filter="${BPF_TIMES:-bpf/cuda-fast/gated}" --benchmark_min_time=0.05s 2>&1 |
+        awk -F'","' '/^==(ERROR|WARNING)==/ { print }
+          /gpu__time_duration/ { sub(/\(.*/, "", $5); gsub(/"/, "", $NF); gsub(/,/, "", $NF);
+          printf "%-60s %8.1f\n", $5, $NF / 1000 }' >"$out/bpf_kernel_times.txt"
+      ;;
+    sass)
+      gpu_configure_and_build bench_bpf >"$out/bpf_fast_sass.txt" 2>&1 || exit 1
+      cuobjdump -sass "$build/bin/bench_bpf" |
+        awk '/Function : .*gather_propagate.*4fast8sv_moves/ { on = 1 } on && /Function : / && !/gather_propagate.*4fast8sv_moves/ { on = 0 } on' \
+        >"$out/bpf_fast_sass.txt"
+      ;;
+    *) echo "unknown part '$part' (checks, sanitizers, bench, profile, times, sass)" >&2; exit 2 ;;
   esac
 done

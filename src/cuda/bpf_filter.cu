@@ -202,6 +202,10 @@ struct chunk_draws {
 
 /// The dynamic shared memory of an exact chunk that draws: the accepted tries' w (32 KiB).
 constexpr std::size_t drawn_w_bytes = detail::chunk * sizeof(double);
+/// A fast chunk that draws: its warps' rings (64 KiB), filled for `fill_rounds` rounds at a time.
+constexpr std::size_t fast_rings_bytes = chunk_threads / 32 * sizeof(fast::warp_tries);
+constexpr int fill_rounds = 4;
+static_assert(32 * fill_rounds <= fast::warp_try_pool::most_needed && per_thread % fill_rounds == 0);
 
 /// The exact sums (chunk_statistics.hpp, the CPU's order and bits): the log-weights staged in shared
 /// memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read from there
@@ -321,38 +325,40 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
 /// max, and its sums, by the two reductions above: no staging, no second read of the states, no
 /// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
 /// The draws: a warp's particles take their accepted tries in turn from its candidate sequence
-/// (fast::warp_try_pool, a ring of 2 KiB per warp).
+/// (fast::warp_try_pool, a ring of 4 KiB per warp), filled for four rounds at a time.
 template <class Moves, class Move>
 __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, double truth, chunk_draws draws,
                                chunk_summary* out, const Move& move) {
   constexpr float infinity = std::numeric_limits<float>::infinity();
-  __shared__ fast::warp_tries rings[chunk_threads / 32];
+  extern __shared__ fast::warp_tries rings[];  // fast_rings_bytes where draws.any
   const std::size_t begin = blockIdx.x * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
   // Warp v's particles: begin + 32 v + lane + 512 k in round k.
   fast::warp_try_pool pool(rings[threadIdx.x / 32], detail::propagation_index + begin + (threadIdx.x & ~31u),
                            chunk_threads, per_thread, draws.step);
   float x[per_thread], lw[per_thread];
-  float my_max = -infinity;
-  unsigned long long my_bad = detail::no_index;
+  float my_max = -infinity;  // where a log-weight is NaN / +inf, the max does not matter
+  bool bad = false;
 #pragma unroll
   for (int k = 0; k < per_thread; ++k) {
     const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
     x[k] = 0.0f;
     lw[k] = -infinity;
-    const fast::accepted_try drawn = draws.any ? pool.next(moves.keys) : fast::accepted_try{};
+    if (draws.any && k % fill_rounds == 0) pool.fill(moves.keys, 32 * fill_rounds);
+    const fast::accepted_try drawn = draws.any ? pool.take() : fast::accepted_try{};
     if (local < count) {
       lw[k] = move(begin + local, x[k], drawn);
-      if (!(lw[k] < infinity)) {
-        my_bad = min(my_bad, static_cast<unsigned long long>(begin + local));
-      } else {
-        my_max = fmaxf(my_max, lw[k]);
-      }
+      bad = bad || !(lw[k] < infinity);
+      my_max = fmaxf(my_max, lw[k]);
     }
   }
   bool any_bad = false;
-  const float m = chunk_max_fast(my_max, my_bad != detail::no_index, any_bad);
-  if (any_bad) {  // bad input only: the first offending index
+  const float m = chunk_max_fast(my_max, bad, any_bad);
+  unsigned long long my_bad = detail::no_index;
+  if (any_bad) {  // bad input only: the first offending index (a thread's particles run in order)
+    for (int k = per_thread - 1; k >= 0; --k) {
+      if (!(lw[k] < infinity)) my_bad = begin + threadIdx.x + std::size_t{chunk_threads} * k;
+    }
     double unused = -inf;
     block_max_and_first_bad<chunk_threads>(unused, my_bad);
   }
@@ -384,14 +390,29 @@ __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Move
   }
 }
 
-/// The tick's statistics from every chunk's summary, in combine_chunks' order, in one block.
+/// The tick's statistics from every chunk's summary, in combine_chunks' order, in one block. One
+/// block is bound by the latency of its loads, so a thread loads `batch` of its chunks before it
+/// uses any (one chunk at a time, finish_tick took 14 us at 2^24: 2 x 16 round trips to L2); each
+/// lane still adds its chunks in order.
 __device__ detail::tick_statistics combine_chunks(const chunk_summary* chunks, std::size_t count, double shift,
                                                   bool has_truth) {
+  constexpr int batch = 8;
   double M = -inf;
   unsigned long long bad = detail::no_index;
-  for (std::size_t c = threadIdx.x; c < count; c += lanes) {
-    M = chunks[c].max > M ? chunks[c].max : M;
-    bad = min(bad, static_cast<unsigned long long>(chunks[c].first_bad));
+  for (std::size_t first = threadIdx.x; first < count; first += std::size_t{batch} * lanes) {
+    double m[batch];
+    unsigned long long b[batch];
+#pragma unroll
+    for (int j = 0; j < batch; ++j) {
+      const std::size_t c = first + std::size_t{lanes} * j;
+      m[j] = c < count ? chunks[c].max : -inf;
+      b[j] = c < count ? chunks[c].first_bad : detail::no_index;
+    }
+#pragma unroll
+    for (int j = 0; j < batch; ++j) {
+      M = m[j] > M ? m[j] : M;
+      bad = min(bad, b[j]);
+    }
   }
   block_max_and_first_bad<lanes>(M, bad);
   detail::tick_statistics t;
@@ -399,8 +420,18 @@ __device__ detail::tick_statistics combine_chunks(const chunk_summary* chunks, s
   t.all_zero = t.first_bad == detail::no_index && M == -inf;
   if (t.first_bad != detail::no_index || t.all_zero) return t;
   moments acc{};
-  for (std::size_t c = threadIdx.x; c < count; c += lanes) {
-    if (chunks[c].max > -inf) detail::add_chunk(acc, chunks[c].sums, deterministic_exp_nonpositive(chunks[c].max - M));
+  for (std::size_t first = threadIdx.x; first < count; first += std::size_t{batch} * lanes) {
+    chunk_summary c[batch];
+#pragma unroll
+    for (int j = 0; j < batch; ++j) {
+      if (first + std::size_t{lanes} * j < count) c[j] = chunks[first + std::size_t{lanes} * j];
+    }
+#pragma unroll
+    for (int j = 0; j < batch; ++j) {
+      if (first + std::size_t{lanes} * j < count && c[j].max > -inf) {
+        detail::add_chunk(acc, c[j].sums, deterministic_exp_nonpositive(c[j].max - M));
+      }
+    }
   }
   const moments total = lane_total(acc);
   if (threadIdx.x == 0) detail::finish_statistics(t, M, total, shift, has_truth);
@@ -599,16 +630,20 @@ struct cuda_filter<Model>::impl {
     if (is_fast() && kernels) {
       throw invalid_input("precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
     }
-    if (!is_fast() && !kernels) {  // their static and dynamic shared memory together exceed 48 KiB
-      for (const void* f : {reinterpret_cast<const void*>(&initial_weight<exact_moves<Model>>),
-                            reinterpret_cast<const void*>(&gather_propagate<exact_moves<Model>>)}) {
-        cuda::check(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(drawn_w_bytes)),
-                    "cudaFuncSetAttribute (bpf)");
-      }
-    }
     n = o.particles;
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
+    if (!kernels) {  // the drawing kernels' static and dynamic shared memory together exceed 48 KiB
+      with_moves([](auto moves) {
+        using Moves = decltype(moves);
+        for (const void* f : {reinterpret_cast<const void*>(&initial_weight<Moves>),
+                              reinterpret_cast<const void*>(&gather_propagate<Moves>)}) {
+          cuda::check(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(drawn_bytes(moves))),
+                      "cudaFuncSetAttribute (bpf)");
+        }
+      });
+    }
     // Sizes first: a bad scheme option throws here, before anything is allocated.
     if (is_fast()) {
       resampler_call(nullptr, temp_bytes, static_cast<const float*>(nullptr), nullptr, o.resampling, stream);
@@ -662,10 +697,11 @@ struct cuda_filter<Model>::impl {
   static Real* as(void* p) {
     return static_cast<Real*>(p);
   }
-  /// The dynamic shared memory of the kernels that draw (run_chunk_exact's accepted tries).
+  /// The dynamic shared memory of the kernels that draw (run_chunk_exact's accepted tries, or
+  /// run_chunk_fast's rings).
   template <class Moves>
   static std::size_t drawn_bytes(const Moves&) {
-    return Moves::fast ? 0 : drawn_w_bytes;
+    return Moves::fast ? fast_rings_bytes : drawn_w_bytes;
   }
 
   [[nodiscard]] const cuda::device_status* status() const {

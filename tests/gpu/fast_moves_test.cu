@@ -41,12 +41,16 @@ __global__ void draw(fast::philox_keys keys, float nu, bool pooled, float* norma
   for (std::uint32_t k = 0; k < pool_rounds; ++k) put(begin + threadIdx.x + pool_threads * k, pool.next(keys));
 }
 
-/// `calls` rounds of two warps' pools (warp v's particles first + 32 v + lane + 64 k), every try out.
+/// `calls` rounds of two warps' pools (warp v's particles first + 32 v + lane + 64 k), every try out:
+/// each round by next(), or (ahead > 1) filled for `ahead` rounds every `ahead` rounds, as the filter.
 __global__ void pool_tries(fast::philox_keys keys, std::uint64_t first, std::uint32_t rounds, std::uint32_t step,
-                           int calls, fast::accepted_try* out) {
+                           int calls, int ahead, fast::accepted_try* out) {
   __shared__ fast::warp_tries rings[2];
   fast::warp_try_pool pool(rings[threadIdx.x / 32], first + (threadIdx.x & ~31u), 64, rounds, step);
-  for (int c = 0; c < calls; ++c) out[64 * c + threadIdx.x] = pool.next(keys);
+  for (int c = 0; c < calls; ++c) {
+    if (ahead > 1 && c % ahead == 0) pool.fill(keys, 32u * static_cast<unsigned>(ahead));
+    out[64 * c + threadIdx.x] = ahead > 1 ? pool.take() : pool.next(keys);
+  }
 }
 
 __global__ void densities(fast::sv_moves m, const float* y, const float* h, std::uint32_t count, float* out) {
@@ -140,9 +144,10 @@ TEST(FastMoves, PhiloxWithPrecomputedKeysIsRandom123s) {
   CHECK_CUDA(cudaFree(out));
 }
 
-// Each lane's tries, round by round, are the pool's sequence: the host model's, bit for bit. 40
-// rounds of a pool set up for 8, so that generations reach blocks 1 and 2 of the streams; a
-// particle index past 2^32, as the filter's propagation streams.
+// Each lane's tries, round by round, are the pool's sequence: the host model's, bit for bit, whether
+// the pool generates as each round needs or fills ahead for 4 rounds (as the filter) or for 5 (the
+// most the ring allows). 40 rounds of a pool set up for 8, so that generations reach blocks 1 and 2
+// of the streams; a particle index past 2^32, as the filter's propagation streams.
 TEST(FastMoves, WarpTryPoolHandsOutItsSequenceInOrder) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device present";
   constexpr int calls = 40;
@@ -155,20 +160,23 @@ TEST(FastMoves, WarpTryPoolHandsOutItsSequenceInOrder) {
   };
   for (const pool_case& c : {pool_case{key{0, 0}, 0, 1}, pool_case{key{0xdeadbeef, 5}, (std::uint64_t{1} << 32) + 4096, 77},
                              pool_case{key{~0u, ~0u}, (std::uint64_t{1} << 33) - 64, ~0u}}) {
-    pool_tries<<<1, 64>>>(fast::philox_keys(c.k), c.first, 8, c.step, calls, out);
-    CHECK_CUDA(cudaGetLastError());
-    std::vector<fast::accepted_try> got(64 * calls);
-    CHECK_CUDA(cudaMemcpy(got.data(), out, got.size() * sizeof(fast::accepted_try), cudaMemcpyDeviceToHost));
-    for (std::uint32_t v = 0; v < 2; ++v) {
-      const auto want = pool_model(c.k, c.first + 32 * v, 64, 8, c.step, calls);
-      for (int r = 0; r < 32 * calls; ++r) {
-        const fast::accepted_try& g = got[64 * (r / 32) + 32 * v + r % 32];
-        const fast::accepted_try& e = want[r];
-        ASSERT_TRUE(std::bit_cast<std::uint32_t>(g.u) == std::bit_cast<std::uint32_t>(e.u) &&
-                    std::bit_cast<std::uint32_t>(g.w) == std::bit_cast<std::uint32_t>(e.w) &&
-                    std::bit_cast<std::uint32_t>(g.d) == std::bit_cast<std::uint32_t>(e.d))
-            << "key " << c.k.seed << ", warp " << v << ", try " << r << ": (" << g.u << ", " << g.w << ", " << g.d
-            << ") against (" << e.u << ", " << e.w << ", " << e.d << ")";
+    static_assert(32 * 5 <= fast::warp_try_pool::most_needed);
+    for (const int ahead : {1, 4, 5}) {
+      pool_tries<<<1, 64>>>(fast::philox_keys(c.k), c.first, 8, c.step, calls, ahead, out);
+      CHECK_CUDA(cudaGetLastError());
+      std::vector<fast::accepted_try> got(64 * calls);
+      CHECK_CUDA(cudaMemcpy(got.data(), out, got.size() * sizeof(fast::accepted_try), cudaMemcpyDeviceToHost));
+      for (std::uint32_t v = 0; v < 2; ++v) {
+        const auto want = pool_model(c.k, c.first + 32 * v, 64, 8, c.step, calls);
+        for (int r = 0; r < 32 * calls; ++r) {
+          const fast::accepted_try& g = got[64 * (r / 32) + 32 * v + r % 32];
+          const fast::accepted_try& e = want[r];
+          ASSERT_TRUE(std::bit_cast<std::uint32_t>(g.u) == std::bit_cast<std::uint32_t>(e.u) &&
+                      std::bit_cast<std::uint32_t>(g.w) == std::bit_cast<std::uint32_t>(e.w) &&
+                      std::bit_cast<std::uint32_t>(g.d) == std::bit_cast<std::uint32_t>(e.d))
+              << "key " << c.k.seed << ", filled " << ahead << " rounds ahead, warp " << v << ", try " << r << ": ("
+              << g.u << ", " << g.w << ", " << g.d << ") against (" << e.u << ", " << e.w << ", " << e.d << ")";
+        }
       }
     }
   }

@@ -6,9 +6,9 @@
 //
 //   philox            Philox4x32-10 (Random123's rounds and constants) with its ten round keys
 //                      computed once on the host (philox_keys), where Random123 adds them up per
-//                      call: the same words (tested). The compiler then reloads the keys into
-//                      uniform registers for each particle instead (about 30 instructions per
-//                      particle either way; docs/results/bpf.md).
+//                      call: the same words (tested). The compiler loads them from the kernel's
+//                      parameters into uniform registers in every round of a chunk (13 instructions
+//                      per particle: for the jitter's draws, which it hoists out of their branch).
 //   signed_uniform     u in (-1, 1) from 21 random bits m: (2m + 1) / 2^21 - 1, odd multiples of
 //                      2^-21 (symmetric, never 0 or +-1): the bits in a float of [1, 2), then
 //                      2f - 3 (exact).
@@ -114,13 +114,13 @@ struct accepted_try {
 
 /// Try t (0, 1, 2) of a Philox block: its two 21-bit fields, each word's top 21 bits for tries 0
 /// and 1, and for try 2 the low 11 bits of words (0, 1) and (2, 3), 11 + 10 bits each. Whether it
-/// is accepted: w in (0, 1) and d > 0.
+/// is accepted: w < 1 and d > 0 (w > 0 always: u is an odd multiple of 2^-21, u^2 >= 2^-42).
 __device__ inline bool polar_candidate(const uint4& b, int t, accepted_try& p) {
   const std::uint32_t fu = t == 0 ? b.x >> 11 : t == 1 ? b.z >> 11 : (b.x & 0x7ffu) | ((b.y & 0x3ffu) << 11);
   const std::uint32_t fv = t == 0 ? b.y >> 11 : t == 1 ? b.w >> 11 : (b.z & 0x7ffu) | ((b.w & 0x3ffu) << 11);
   const float u = signed_uniform(fu), v = signed_uniform(fv);
   p = {u, __fmaf_rn(u, u, v * v), __fmaf_rn(-u, u, __fmaf_rn(-v, v, 1.0f))};
-  return p.w > 0.0f && p.w < 1.0f && p.d > 0.0f;
+  return p.w < 1.0f && p.d > 0.0f;
 }
 
 /// The first accepted polar try of the stream (index, step) (counters as philox_stream's), three
@@ -137,10 +137,10 @@ __device__ inline accepted_try first_accepted_try(const philox_keys& keys, std::
   }
 }
 
-/// A warp's ring of accepted tries in shared memory, (u, w, d) in a 16-byte slot (one store and one
-/// load each): fewer than 32 left over plus a generation's 96.
+/// A warp's ring of accepted tries in shared memory (4 KiB), (u, w, d) in a 16-byte slot (one
+/// store and one load each).
 struct warp_tries {
-  static constexpr unsigned capacity = 128;
+  static constexpr unsigned capacity = 256;
   float4 slot[capacity];
 };
 
@@ -152,44 +152,58 @@ struct warp_tries {
 /// within a try, and the r-th accepted candidate of the sequence is lane (r mod 32)'s try in round
 /// r / 32. Accepted candidates of iid candidates are iid from the accepted law, whatever they are
 /// handed to, so each particle gets a polar try as from its own stream; and each is a pure function
-/// of (key, first, step): not of N (a lane past the last particle takes its try too) or the launch.
+/// of (key, first, step): not of N (a lane past the last particle takes its try too), the launch, or
+/// when the generations run (fill ahead, or next() as needed).
 ///
 /// Why: a generation yields about 75 accepted tries, so a round needs one 0.42 times on average,
 /// and every lane's Philox block counts. When each lane drew from its own stream until it accepted,
-/// its warp waited for the slowest lane: 1.27 blocks per particle (docs/results/bpf.md).
-/// Every lane of the warp calls next(), converged.
+/// its warp waited for the slowest lane: 1.27 blocks per particle (docs/results/bpf.md). Filling
+/// ahead for several rounds at once keeps the Philox code (and its round keys) out of the other
+/// rounds. Every lane of the warp calls, converged.
 class warp_try_pool {
  public:
+  /// At most: what fill() may leave waiting (need - 1 + 96) fits in the ring.
+  static constexpr unsigned most_needed = warp_tries::capacity - 95;
+
   __device__ warp_try_pool(warp_tries& ring, std::uint64_t first, std::uint32_t stride, std::uint32_t rounds,
                            std::uint32_t step)
       : ring_(ring), first_(first), stride_(stride), rounds_(rounds), step_(step) {}
 
-  __device__ accepted_try next(const philox_keys& keys) {
+  /// Generations until at least `need` (<= most_needed) accepted tries wait.
+  __device__ void fill(const philox_keys& keys, unsigned need) {
+    if (tail_ - head_ >= need) return;
     const unsigned lane = threadIdx.x % 32;
-    if (tail_ - head_ < 32) {
-      __syncwarp();  // the last round's reads are done before their slots are written again
-      do {
-        const std::uint64_t index = first_ + lane + std::uint64_t{stride_} * (generation_ % rounds_);
-        const uint4 b = philox(keys, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step_,
-                               generation_ / rounds_);
-        ++generation_;
+    __syncwarp();  // the last rounds' reads are done before their slots are written again
+    do {
+      const std::uint64_t index = first_ + lane + std::uint64_t{stride_} * (generation_ % rounds_);
+      const uint4 b = philox(keys, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step_,
+                             generation_ / rounds_);
+      ++generation_;
 #pragma unroll
-        for (int t = 0; t < 3; ++t) {
-          accepted_try p;
-          const bool ok = polar_candidate(b, t, p);
-          const unsigned accepted = __ballot_sync(~0u, ok);
-          if (ok) {
-            const unsigned slot = (tail_ + __popc(accepted & ((1u << lane) - 1))) % warp_tries::capacity;
-            ring_.slot[slot] = make_float4(p.u, p.w, p.d, 0.0f);
-          }
-          tail_ += __popc(accepted);
+      for (int t = 0; t < 3; ++t) {
+        accepted_try p;
+        const bool ok = polar_candidate(b, t, p);
+        const unsigned accepted = __ballot_sync(~0u, ok);
+        if (ok) {
+          const unsigned slot = (tail_ + __popc(accepted & ((1u << lane) - 1))) % warp_tries::capacity;
+          ring_.slot[slot] = make_float4(p.u, p.w, p.d, 0.0f);
         }
-      } while (tail_ - head_ < 32);
-      __syncwarp();  // the new tries are visible to every lane
-    }
-    const float4 p = ring_.slot[(head_ + lane) % warp_tries::capacity];
+        tail_ += __popc(accepted);
+      }
+    } while (tail_ - head_ < need);
+    __syncwarp();  // the new tries are visible to every lane
+  }
+
+  /// This round's tries, one per lane; 32 must wait (fill).
+  __device__ accepted_try take() {
+    const float4 p = ring_.slot[(head_ + threadIdx.x % 32) % warp_tries::capacity];
     head_ += 32;
     return {p.x, p.y, p.z};
+  }
+
+  __device__ accepted_try next(const philox_keys& keys) {
+    fill(keys, 32);
+    return take();
   }
 
  private:
@@ -215,17 +229,14 @@ __device__ inline float student_t(const accepted_try& p, float nu, float minus_t
   return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_w(p)) * rcp(p.w));
 }
 
-/// What both twins share: the key's round keys, N(0, 1) draws, the jitter's N(0, sd^2).
+/// What both twins share: the key's round keys, the jitter's N(0, sd^2).
 struct moves_base {
   using real = float;
   static constexpr bool fast = true;
   philox_keys keys;
   explicit moves_base(key k) : keys(k) {}
-  __device__ float normal(std::uint64_t index, std::uint32_t step) const {
-    return fast::normal(first_accepted_try(keys, index, step));
-  }
   __device__ float jitter(float x, double sd, std::uint64_t index, std::uint32_t step) const {
-    return __fmaf_rn(static_cast<float>(sd), normal(index, step), x);
+    return __fmaf_rn(static_cast<float>(sd), normal(first_accepted_try(keys, index, step)), x);
   }
 };
 
