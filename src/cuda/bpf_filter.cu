@@ -484,7 +484,10 @@ __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary*
   decide(s, t.ess, t.log_sum_exp, threshold, n);
 }
 
-template <class Moves, class Real = typename Moves::real>
+/// `Jitters`: whether the kernel has the jitter's code. A fast filter without jitter launches the
+/// kernel without it: the compiler loads the jitter's Philox round keys into uniform registers in
+/// every round of a chunk, hoisted out of their branch (13 instructions per particle).
+template <class Moves, bool Jitters = true, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     gather_propagate(Moves moves, std::size_t n, double jitter, bool auxiliary, tick_io io,
                      const std::int32_t* ancestors, const cuda::device_status* st, const Real* x, const Real* lw,
@@ -501,7 +504,9 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     if (resampled) {
       const auto a = static_cast<std::size_t>(ancestors[j]);
       state = x[a];
-      if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
+      if constexpr (Jitters) {
+        if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
+      }
       weight = auxiliary ? -fs[a] : Real{0};
     } else {
       state = x[j];
@@ -637,7 +642,8 @@ struct cuda_filter<Model>::impl {
       with_moves([](auto moves) {
         using Moves = decltype(moves);
         for (const void* f : {reinterpret_cast<const void*>(&initial_weight<Moves>),
-                              reinterpret_cast<const void*>(&gather_propagate<Moves>)}) {
+                              reinterpret_cast<const void*>(&gather_propagate<Moves, true>),
+                              reinterpret_cast<const void*>(&gather_propagate<Moves, !Moves::fast>)}) {
           cuda::check(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(drawn_bytes(moves))),
                       "cudaFuncSetAttribute (bpf)");
@@ -855,9 +861,11 @@ struct cuda_filter<Model>::impl {
     if (kernels) {
       kernels->launch(gather_slot + p, on);
     } else {
-      gather_propagate<<<grid, chunk_threads, drawn_bytes(moves), on>>>(
-          moves, n, opt.jitter, auxiliary, io(), ancestors_a.data(), status(), x, lw, fs, x_out, lw_out, s,
-          chunks_a.data());
+      // Fast: the kernel without the jitter's code where there is none (the exact one keeps one kernel).
+      const auto kernel = Moves::fast && opt.jitter <= 0.0 ? &gather_propagate<Moves, !Moves::fast>
+                                                           : &gather_propagate<Moves, true>;
+      kernel<<<grid, chunk_threads, drawn_bytes(moves), on>>>(moves, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
+                                                              status(), x, lw, fs, x_out, lw_out, s, chunks_a.data());
       cuda::check_launch("bpf gather_propagate");
     }
     finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
