@@ -391,25 +391,25 @@ __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Move
 }
 
 /// The tick's statistics from every chunk's summary, in combine_chunks' order, in one block. One
-/// block is bound by the latency of its loads, so a thread loads `batch` of its chunks before it
-/// uses any (one chunk at a time, finish_tick took 14 us at 2^24: 2 x 16 round trips to L2); each
-/// lane still adds its chunks in order.
+/// block is bound by the latency of its loads, so a thread loads 16 of its chunks' maxima, or 8 of
+/// their summaries, before it uses any (one chunk at a time, finish_tick took 14 us at 2^24: 2 x 16
+/// round trips to L2); each lane still adds its chunks in order.
 __device__ detail::tick_statistics combine_chunks(const chunk_summary* chunks, std::size_t count, double shift,
                                                   bool has_truth) {
-  constexpr int batch = 8;
+  constexpr int batch = 8, max_batch = 16;
   double M = -inf;
   unsigned long long bad = detail::no_index;
-  for (std::size_t first = threadIdx.x; first < count; first += std::size_t{batch} * lanes) {
-    double m[batch];
-    unsigned long long b[batch];
+  for (std::size_t first = threadIdx.x; first < count; first += std::size_t{max_batch} * lanes) {
+    double m[max_batch];
+    unsigned long long b[max_batch];
 #pragma unroll
-    for (int j = 0; j < batch; ++j) {
+    for (int j = 0; j < max_batch; ++j) {
       const std::size_t c = first + std::size_t{lanes} * j;
       m[j] = c < count ? chunks[c].max : -inf;
       b[j] = c < count ? chunks[c].first_bad : detail::no_index;
     }
 #pragma unroll
-    for (int j = 0; j < batch; ++j) {
+    for (int j = 0; j < max_batch; ++j) {
       M = m[j] > M ? m[j] : M;
       bad = min(bad, b[j]);
     }
@@ -473,6 +473,7 @@ template <class Real>
 __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary* chunks, std::size_t count,
                                                               const Real* x, const Real* v, double threshold,
                                                               std::size_t n, scalars* s) {
+  const double lse_after = s->lse_after;  // read before the chunks, as finish_tick's scalars
   const auto t = combine_chunks(chunks, count, 0.0, false);
   if (threadIdx.x != 0) return;
   if (t.first_bad != detail::no_index || t.all_zero) {
@@ -480,7 +481,7 @@ __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary*
     s->resample = 0;
     return;
   }
-  s->increment_first = t.log_sum_exp - s->lse_after;
+  s->increment_first = t.log_sum_exp - lse_after;
   decide(s, t.ess, t.log_sum_exp, threshold, n);
 }
 
@@ -532,27 +533,29 @@ __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks
                                                        const Real* lw, double threshold, std::size_t n,
                                                        bool auxiliary, tick_io io, const cuda::device_status* st,
                                                        scalars* s) {
-  const std::uint32_t tick = s->tick;
+  // One kernel on one SM is a chain of latencies: the scalars are read once, up front, and nothing
+  // is written before the chunks are read (a store to `s` kept the chunks' loads behind it).
+  const scalars before = *s;
+  const std::uint32_t tick = before.tick;
   const bool first = tick == 0;
-  if (threadIdx.x == 0 && !first && s->resample) record_call(s, st);
   const bool has_truth = io.truth != nullptr && io.truth[tick] == io.truth[tick];
-  const double shift = first ? 0.0 : s->mean;
-  const auto t = combine_chunks(chunks, count, shift, has_truth);
+  const auto t = combine_chunks(chunks, count, first ? 0.0 : before.mean, has_truth);
   if (threadIdx.x != 0) return;
-  io.resampled[tick] = first ? 0 : s->resample;
+  if (!first && before.resample) record_call(s, st);
+  io.resampled[tick] = first ? 0 : before.resample;
   if (t.first_bad != detail::no_index || t.all_zero) {
     record_weights(s, t, lw, x);
     s->resample = 0;
   } else {
     // Summed in the CPU filter's order: first stage, then (after - base).
-    const double increment = (first || !auxiliary ? 0.0 : s->increment_first) +
-                             (t.log_sum_exp - (first ? s->lse_equal : s->lse_base));
+    const double increment = (first || !auxiliary ? 0.0 : before.increment_first) +
+                             (t.log_sum_exp - (first ? before.lse_equal : before.lse_base));
     io.increment[tick] = increment;
     io.mean[tick] = t.mean;
     io.sd[tick] = t.sd;
     io.ess[tick] = t.ess;
     io.pit[tick] = t.pit;
-    s->log_likelihood += increment;
+    s->log_likelihood = before.log_likelihood + increment;
     s->lse_after = t.log_sum_exp;
     s->mean = t.mean;
     if (!auxiliary) decide(s, t.ess, t.log_sum_exp, threshold, n);
