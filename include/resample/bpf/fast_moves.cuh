@@ -6,9 +6,10 @@
 //
 //   philox            Philox4x32-10 (Random123's rounds and constants) with its ten round keys
 //                      computed once on the host (philox_keys), where Random123 adds them up per
-//                      call: the same words (tested). The compiler loads them from the kernel's
-//                      parameters into uniform registers in every round of a chunk (13 instructions
-//                      per particle: for the jitter's draws, which it hoists out of their branch).
+//                      call: the same words (tested). In a chunk whose kernel has the jitter's
+//                      draws, the compiler loads them from the kernel's parameters into uniform
+//                      registers in every round, hoisted out of the jitter's branch (13
+//                      instructions per particle), hence the filter's kernel without that code.
 //   signed_uniform     u in (-1, 1) from 21 random bits m: (2m + 1) / 2^21 - 1, odd multiples of
 //                      2^-21 (symmetric, never 0 or +-1): the bits in a float of [1, 2), then
 //                      2f - 3 (exact).
