@@ -499,25 +499,40 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   // the particles move on unresampled, finish_tick records it, and collect() reports it.
   const bool resampled = s->resample && st->code == 0;
   const chunk_draws draws{true, tick};
-  run_chunk(moves, n, x_out, s->mean, truth_at(io, tick), draws, chunks + blockIdx.x, [&](std::size_t j, Real& state,
-                                                                                          auto drawn) {
-    Real weight;
-    if (resampled) {
-      const auto a = static_cast<std::size_t>(ancestors[j]);
-      state = x[a];
-      if constexpr (Jitters) {
-        if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
+  // The move, for a tick that resampled or not.
+  const auto move = [&](auto resampled_tick) {
+    return [&](std::size_t j, Real& state, auto drawn) {
+      Real weight;
+      if constexpr (decltype(resampled_tick)::value) {
+        const auto a = static_cast<std::size_t>(ancestors[j]);
+        state = x[a];
+        if constexpr (Jitters) {
+          if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
+        }
+        weight = auxiliary ? -fs[a] : Real{0};
+      } else {
+        state = x[j];
+        weight = lw[j];
       }
-      weight = auxiliary ? -fs[a] : Real{0};
+      state = moves.propagate(state, drawn);
+      weight += moves.log_likelihood(y, state);
+      x_out[j] = state;
+      return lw_out[j] = weight;
+    };
+  };
+  const double mean = s->mean, truth = truth_at(io, tick);
+  if constexpr (Moves::fast) {  // a chunk for each case: no test of `resampled` in every round
+    if (resampled) {
+      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, move(std::true_type{}));
     } else {
-      state = x[j];
-      weight = lw[j];
+      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, move(std::false_type{}));
     }
-    state = moves.propagate(state, drawn);
-    weight += moves.log_likelihood(y, state);
-    x_out[j] = state;
-    return lw_out[j] = weight;
-  });
+  } else {
+    run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x,
+              [&](std::size_t j, Real& state, const polar_point& drawn) {
+                return resampled ? move(std::true_type{})(j, state, drawn) : move(std::false_type{})(j, state, drawn);
+              });
+  }
 }
 
 /// Opens the tick graph's conditional resampler node iff this tick resamples.
