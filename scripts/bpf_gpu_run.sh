@@ -15,7 +15,8 @@
 #   times       every kernel's duration (Nsight Compute, boost clocks, warm caches) over 48 launches
 #               (after 200) of the gated row matching BPF_TIMES (default bpf/cuda-fast/gated), whose
 #               ticks launch the resampler's kernels every tick: bpf_kernel_times.txt
-#   sass        the SASS of the fast SV gather_propagate (cuobjdump): bpf_fast_sass.txt
+#   sass        the SASS of the fast SV gather_propagate kernels, with and without the jitter's code
+#               (cuobjdump): bpf_fast_sass.txt
 #   usage: OUT=dir scripts/bpf_gpu_run.sh checks bench
 source "$(dirname "$0")/gpu_common.sh"
 tests="fast_moves_test bpf_cuda_fast_test bpf_cuda_test"
@@ -74,7 +75,8 @@ for part in $parts; do
     sass)
       gpu_configure_and_build bench_bpf >"$out/bpf_fast_sass.txt" 2>&1 || exit 1
       cuobjdump -sass "$build/bin/bench_bpf" |
-        awk '/Function : .*gather_propagate.*4fast8sv_moves/ { on = 1 } on && /Function : / && !/gather_propagate.*4fast8sv_moves/ { on = 0 } on' \
+        awk -v k='gather_propagate.*4fast8sv_moves' '$0 ~ "Function : .*" k { on = 1 }
+          on && /Function : / && $0 !~ k { on = 0 } on' \
         >"$out/bpf_fast_sass.txt"
       ;;
     *) echo "unknown part '$part' (checks, sanitizers, bench, profile, times, sass)" >&2; exit 2 ;;

@@ -25,7 +25,8 @@
 // in the CPU's order, hence the CPU's bits. The kernels take the particles' moves as a parameter:
 // exact_moves (the model's own draws and densities, double particles: the CPU's bits) or, for
 // filter_precision::fast, the model's fast twin (bpf/fast_moves.cuh: float particles,
-// approximate arithmetic), whose chunk sums are each thread's own, added by one block reduction.
+// approximate arithmetic), whose draws come from a pool per warp and whose chunk sums are each
+// thread's own, added across a warp in float and across the warps in double (run_chunk_fast).
 // Refusals (a NaN or +inf log-weight, every weight zero, a refused resampler call) are kept with
 // their tick, and collect() reports the first in the CPU filter's words. The Philox counters are
 // the CPU filter's.
@@ -193,8 +194,9 @@ static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
 template <class Moves>
 constexpr int chunk_blocks_per_sm = Moves::fast ? 3 : 2;
 
-/// Where a chunk's moves draw: no draws (the first stage), or particle i from the stream
-/// (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s).
+/// Where a chunk's moves draw: no draws (the first stage), or at `step`: exact, particle i from
+/// the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s); fast, from
+/// its warp's pool of tries, whose candidates come from those streams (fast::warp_try_pool).
 struct chunk_draws {
   bool any = false;
   std::uint32_t step = 0;
@@ -204,7 +206,7 @@ struct chunk_draws {
 constexpr std::size_t drawn_w_bytes = detail::chunk * sizeof(double);
 /// A fast chunk that draws: its warps' rings (64 KiB), filled for `fill_rounds` rounds at a time.
 constexpr std::size_t fast_rings_bytes = chunk_threads / 32 * sizeof(fast::warp_tries);
-constexpr int fill_rounds = 4;
+constexpr int fill_rounds = 4;  // 177 us at 2^24, where filling each round as it needs took 180
 static_assert(32 * fill_rounds <= fast::warp_try_pool::most_needed && per_thread % fill_rounds == 0);
 
 /// The exact sums (chunk_statistics.hpp, the CPU's order and bits): the log-weights staged in shared
@@ -277,16 +279,26 @@ __device__ inline unsigned float_key(float f) {
 }
 __device__ inline float key_float(unsigned k) { return __uint_as_float((k & 0x80000000u) != 0 ? k & 0x7fffffffu : ~k); }
 
-/// A fast chunk's max log-weight, in every thread: a warp's in one instruction (redux.sync on
-/// float_key), then the warps' by warp 0; and whether any thread saw a NaN / +inf, on the way.
+/// The max of a warp's values, in every lane: one instruction (redux.sync) from sm_80 on.
+__device__ inline unsigned warp_max_of(unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(~0u, v);
+#else
+  for (int offset = 16; offset >= 1; offset /= 2) v = max(v, __shfl_xor_sync(~0u, v, offset));
+  return v;
+#endif
+}
+
+/// A fast chunk's max log-weight, in every thread: a warp's by warp_max_of on float_key, then the
+/// warps' by warp 0; and whether any thread saw a NaN / +inf, on the way.
 __device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
   __shared__ unsigned warp_max[chunk_threads / 32];
   __shared__ unsigned chunk_max;
-  const unsigned k = __reduce_max_sync(~0u, float_key(mine));
+  const unsigned k = warp_max_of(float_key(mine));
   if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = k;
   any_bad = __syncthreads_or(bad);
   if (threadIdx.x < 32) {
-    const unsigned m = __reduce_max_sync(~0u, threadIdx.x < chunk_threads / 32 ? warp_max[threadIdx.x] : 0u);
+    const unsigned m = warp_max_of(threadIdx.x < chunk_threads / 32 ? warp_max[threadIdx.x] : 0u);
     if (threadIdx.x == 0) chunk_max = m;
   }
   __syncthreads();
@@ -652,6 +664,16 @@ struct cuda_filter<Model>::impl {
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
     if (is_fast() && kernels) {
       throw invalid_input("precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
+    }
+    if (is_fast()) {  // the warps' rings (sm_70, and sm_80 and later; not Turing's 64 KiB)
+      int device = 0, most = 0;
+      cuda::check(cudaGetDevice(&device), "cudaGetDevice (bpf)");
+      cuda::check(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+                  "cudaDeviceGetAttribute (bpf)");
+      if (static_cast<std::size_t>(most) < fast_rings_bytes + 4096) {
+        throw invalid_input("precision 'fast' needs " + std::to_string(fast_rings_bytes / 1024 + 4) +
+                            " KiB of shared memory per block; this GPU offers " + std::to_string(most / 1024) + " KiB");
+      }
     }
     n = o.particles;
     chunk_count = (n + detail::chunk - 1) / detail::chunk;

@@ -158,7 +158,8 @@ TEST(FastMoves, WarpTryPoolHandsOutItsSequenceInOrder) {
     std::uint64_t first;
     std::uint32_t step;
   };
-  for (const pool_case& c : {pool_case{key{0, 0}, 0, 1}, pool_case{key{0xdeadbeef, 5}, (std::uint64_t{1} << 32) + 4096, 77},
+  for (const pool_case& c : {pool_case{key{0, 0}, 0, 1},
+                             pool_case{key{0xdeadbeef, 5}, (std::uint64_t{1} << 32) + 4096, 77},
                              pool_case{key{~0u, ~0u}, (std::uint64_t{1} << 33) - 64, ~0u}}) {
     static_assert(32 * 5 <= fast::warp_try_pool::most_needed);
     for (const int ahead : {1, 4, 5}) {

@@ -19,9 +19,9 @@
 //                      Philox block (6 x 21 of its 128 bits), each accepted with probability pi / 4.
 //   warp_try_pool      a warp's particles take their tries from one sequence of candidates, a
 //                      Philox block per lane at a time, the accepted ones handed out in order
-//                      through a ring in shared memory: 0.42 blocks per particle, where drawing each
-//                      particle's own stream until it accepts took 1.27 (its warp waited for the
-//                      slowest lane).
+//                      through a ring in shared memory: about 0.5 blocks per particle (4 for a
+//                      warp's 256 particles), where drawing each particle's own stream until it
+//                      accepts took 1.27 (its warp waited for the slowest lane).
 //   log_w              ln w: the series of ln(1 - d) to d^6 below d = 1/16 (truncation < 2e-8
 //                      relative), else lg2(w) ln 2 (|ln w| >= 0.064, so lg2's absolute error is
 //                      < 3e-6 relative).
@@ -282,7 +282,9 @@ struct linear_gaussian_moves : moves_base {
         inv_predictive_var(static_cast<float>(m.inv_predictive_var())) {}
 
   __device__ float initial(const accepted_try& p) const { return stationary_sd * fast::normal(p); }
-  __device__ float propagate(float x, const accepted_try& p) const { return __fmaf_rn(sigma, fast::normal(p), rho * x); }
+  __device__ float propagate(float x, const accepted_try& p) const {
+    return __fmaf_rn(sigma, fast::normal(p), rho * x);
+  }
   __device__ float log_likelihood(float y, float x) const {
     const float d = y - x;
     return __fmaf_rn(-0.5f * d, d * inv_tau2, log_norm);
