@@ -2,12 +2,14 @@
 """bench_bpf's JSON to the table and plot of docs/results/bpf.md.
 
 usage: benchmarks/bpf_results.py --bench bench_bpf.json --out-dir DIR
-writes DIR/bpf_table.md and, where matplotlib is installed, DIR/bpf_time_vs_n.png.
+writes DIR/bpf_table.md and the plot: DIR/bpf_time_vs_n.png where matplotlib is installed, else
+DIR/bpf_time_vs_n.svg (written here, without dependencies).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 
 def nfmt(n: int) -> str:
@@ -58,22 +60,81 @@ def table(r: dict[str, dict[int, dict]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def roofline(r: dict[str, dict[int, dict]]) -> list[tuple[int, float]]:
+    """24 bytes per particle at the copy bandwidth measured in the run, over the GPU rows' N."""
+    copy = next((d["copy"] for b in ("cuda", "cuda-fast") for d in r.get(b, {}).values() if d.get("copy")), None)
+    if not copy:
+        return []
+    ns = sorted({n for b in ("cuda", "cuda-fast", "ptx") for n in r.get(b, {})})
+    return [(n, 24 * n / (copy * 1e3)) for n in ns]
+
+
+SVG_COLOURS = {"cuda": "#1f77b4", "cuda-fast": "#ff7f0e", "ptx": "#2ca02c", "cpu-parallel": "#d62728"}
+
+
+def svg_plot(r: dict[str, dict[int, dict]], out_dir: str) -> str:
+    """The same plot as an SVG, log-log, for machines without matplotlib."""
+    series = [(b, sorted((n, d["us_per_tick"]) for n, d in r.get(b, {}).items())) for b, _ in BACKENDS]
+    series = [(b, pts) for b, pts in series if pts]
+    pts_all = [p for _, pts in series for p in pts]
+    if not pts_all:
+        return ""
+    x0, x1 = min(math.log2(n) for n, _ in pts_all), max(math.log2(n) for n, _ in pts_all)
+    y0 = math.floor(math.log10(min(v for _, v in pts_all)))
+    y1 = math.ceil(math.log10(max(v for _, v in pts_all)))
+    roof = [(n, t) for n, t in roofline(r) if t >= 10 ** y0]  # the measured rows' range only
+    w, h, left, right, top, bottom = 720, 460, 70, 180, 40, 50
+    px = lambda n: left + (math.log2(n) - x0) / max(x1 - x0, 1) * (w - left - right)
+    py = lambda v: top + (y1 - math.log10(v)) / max(y1 - y0, 1) * (h - top - bottom)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+           'font-size="12">', f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{(w - right + left) / 2}" y="22" text-anchor="middle" font-size="14">'
+           'SV filter (Student-t noise), one tick</text>']
+    for e in range(y0, y1 + 1):
+        y = py(10 ** e)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{10 ** e:g}</text>')
+    for k in range(math.ceil(x0), math.floor(x1) + 1, 2):
+        x = px(2 ** k)
+        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{h - bottom}" stroke="#ddd"/>')
+        out.append(f'<text x="{x:.1f}" y="{h - bottom + 16}" text-anchor="middle">2^{k}</text>')
+    out.append(f'<text x="{(w - right + left) / 2}" y="{h - 10}" text-anchor="middle">particles N</text>')
+    out.append(f'<text x="16" y="{(h - bottom + top) / 2}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {(h - bottom + top) / 2})">us per tick</text>')
+    lines = [(b, pts, SVG_COLOURS[b], "") for b, pts in series]
+    if roof:
+        lines.append(("24 B per particle at copy BW", roof, "grey", ' stroke-dasharray="3,3"'))
+    for i, (name, pts, colour, dash) in enumerate(lines):
+        path = " ".join(f"{px(n):.1f},{py(v):.1f}" for n, v in pts)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
+        if not dash:
+            out += [f'<circle cx="{px(n):.1f}" cy="{py(v):.1f}" r="3" fill="{colour}"/>' for n, v in pts]
+        ly = top + 10 + 18 * i
+        out.append(f'<line x1="{w - right + 12}" y1="{ly}" x2="{w - right + 36}" y2="{ly}" stroke="{colour}" '
+                   f'stroke-width="2"{dash}/>')
+        out.append(f'<text x="{w - right + 42}" y="{ly + 4}" font-size="11">{name}</text>')
+    out.append("</svg>")
+    path = os.path.join(out_dir, "bpf_time_vs_n.svg")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+    return path
+
+
 def plot(r: dict[str, dict[int, dict]], out_dir: str) -> str:
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return ""
+        return svg_plot(r, out_dir)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for backend, style in BACKENDS:
         pts = sorted(r.get(backend, {}).items())
         if pts:
             ax.plot([n for n, _ in pts], [d["us_per_tick"] for _, d in pts], style, label=backend)
-    copy = next((d["copy"] for b in ("cuda", "cuda-fast") for d in r.get(b, {}).values() if d.get("copy")), None)
-    if copy:
-        ns = sorted({n for b in ("cuda", "cuda-fast", "ptx") for n in r.get(b, {})})
-        ax.plot(ns, [24 * n / (copy * 1e3) for n in ns], ":", color="grey",
+    roof = roofline(r)
+    if roof:
+        ax.plot([n for n, _ in roof], [t for _, t in roof], ":", color="grey",
                 label="24 B per particle at the copy bandwidth")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
