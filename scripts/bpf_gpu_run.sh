@@ -65,12 +65,8 @@ for part in $parts; do
       ;;
     times)
       gpu_configure_and_build bench_bpf >"$out/bpf_kernel_times.txt" 2>&1 || exit 1
-      ncu --clock-control none --cache-control none --print-units base --metrics gpu__time_duration.sum \
-        --launch-skip 200 --launch-count 48 --csv "$build/bin/bench_bpf" \
-        --benchmark_filter="${BPF_TIMES:-bpf/cuda-fast/gated}" --benchmark_min_time=0.05s 2>&1 |
-        awk -F'","' '/^==(ERROR|WARNING)==/ { print }
-          /gpu__time_duration/ { sub(/\(.*/, "", $5); gsub(/"/, "", $NF); gsub(/,/, "", $NF);
-          printf "%-60s %8.1f\n", $5, $NF / 1000 }' >"$out/bpf_kernel_times.txt"
+      TIMES_BINARY=bench_bpf TIMES_SKIP=200 TIMES_COUNT=48 TIMES_FILE=bpf_kernel_times.txt \
+        kernel_times_from "${BPF_TIMES:-bpf/cuda-fast/gated}"
       ;;
     sass)
       gpu_configure_and_build bench_bpf >"$out/bpf_fast_sass.txt" 2>&1 || exit 1

@@ -71,17 +71,19 @@ ncu_instruction_counts() {  # KERNELS LAUNCHES BENCH [BINARY, default bench_cuda
 # Per-kernel durations as the benchmark runs them (boost clocks, warm caches, unlike the profile
 # above): kernel_times_from BENCH... writes kernel_times.txt, for each filter (meant to match one
 # bench_cuda row; the launches are counted over the whole run) 16 kernels in launch order after 40
-# warm-up launches, in microseconds, and Nsight's own errors and warnings.
+# warm-up launches, in microseconds, and Nsight's own errors and warnings. TIMES_BINARY,
+# TIMES_SKIP, TIMES_COUNT and TIMES_FILE change the benchmark binary, those two counts and the file.
 kernel_times_from() {
   local f
   for f in "$@"; do
     echo "== $f"
-    ncu --clock-control none --cache-control none --print-units base --metrics gpu__time_duration.sum --launch-skip 40 \
-      --launch-count 16 --csv "$build/bin/bench_cuda" --benchmark_filter="$f" --benchmark_min_time=0.05s 2>&1 |
+    ncu --clock-control none --cache-control none --print-units base --metrics gpu__time_duration.sum \
+      --launch-skip "${TIMES_SKIP:-40}" --launch-count "${TIMES_COUNT:-16}" --csv \
+      "$build/bin/${TIMES_BINARY:-bench_cuda}" --benchmark_filter="$f" --benchmark_min_time=0.05s 2>&1 |
       awk -F'","' '/^==(ERROR|WARNING)==/ { print }
         /gpu__time_duration/ { sub(/\(.*/, "", $5); gsub(/"/, "", $NF); gsub(/,/, "", $NF);
         printf "%-60s %8.1f\n", $5, $NF / 1000 }'
-  done >"$out/kernel_times.txt" 2>&1
+  done >"$out/${TIMES_FILE:-kernel_times.txt}" 2>&1
 }
 
 run_sanitizer() {
