@@ -24,7 +24,7 @@ constexpr std::uint32_t draws = 1u << 20;
 constexpr std::uint32_t pool_threads = 256, pool_rounds = 8;
 
 /// 2^20 draws of both laws. Pooled: as the filter's chunks, a thread takes pool_rounds tries from its
-/// warp's pool (particles i + pool_threads k); else each i from its own stream.
+/// warp's pool (particles i + pool_threads k), filled 4 rounds ahead; else each i from its own stream.
 __global__ void draw(fast::philox_keys keys, float nu, bool pooled, float* normal, float* student) {
   __shared__ fast::warp_tries rings[pool_threads / 32];
   const auto put = [&](std::uint32_t i, const fast::accepted_try& p) {
@@ -38,18 +38,21 @@ __global__ void draw(fast::philox_keys keys, float nu, bool pooled, float* norma
   }
   const std::uint32_t begin = blockIdx.x * pool_threads * pool_rounds;
   fast::warp_try_pool pool(rings[threadIdx.x / 32], begin + (threadIdx.x & ~31u), pool_threads, pool_rounds, 7);
-  for (std::uint32_t k = 0; k < pool_rounds; ++k) put(begin + threadIdx.x + pool_threads * k, pool.next(keys));
+  for (std::uint32_t k = 0; k < pool_rounds; ++k) {
+    if (k % 4 == 0) pool.fill(keys, 128);  // as the filter's chunks
+    put(begin + threadIdx.x + pool_threads * k, pool.take());
+  }
 }
 
-/// `calls` rounds of two warps' pools (warp v's particles first + 32 v + lane + 64 k), every try out:
-/// each round by next(), or (ahead > 1) filled for `ahead` rounds every `ahead` rounds, as the filter.
+/// `calls` rounds of two warps' pools (warp v's particles first + 32 v + lane + 64 k), every try out,
+/// filled for `ahead` rounds every `ahead` rounds (the filter: 4).
 __global__ void pool_tries(fast::philox_keys keys, std::uint64_t first, std::uint32_t rounds, std::uint32_t step,
                            int calls, int ahead, fast::accepted_try* out) {
   __shared__ fast::warp_tries rings[2];
   fast::warp_try_pool pool(rings[threadIdx.x / 32], first + (threadIdx.x & ~31u), 64, rounds, step);
   for (int c = 0; c < calls; ++c) {
-    if (ahead > 1 && c % ahead == 0) pool.fill(keys, 32u * static_cast<unsigned>(ahead));
-    out[64 * c + threadIdx.x] = ahead > 1 ? pool.take() : pool.next(keys);
+    if (c % ahead == 0) pool.fill(keys, 32u * static_cast<unsigned>(ahead));
+    out[64 * c + threadIdx.x] = pool.take();
   }
 }
 

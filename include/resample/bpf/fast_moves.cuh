@@ -154,7 +154,7 @@ struct warp_tries {
 /// r / 32. Accepted candidates of iid candidates are iid from the accepted law, whatever they are
 /// handed to, so each particle gets a polar try as from its own stream; and each is a pure function
 /// of (key, first, step): not of N (a lane past the last particle takes its try too), the launch, or
-/// when the generations run (fill ahead, or next() as needed).
+/// how far ahead fill() runs the generations.
 ///
 /// Why: a generation yields about 75 accepted tries, so a round needs one 0.42 times on average,
 /// and every lane's Philox block counts. When each lane drew from its own stream until it accepted,
@@ -200,11 +200,6 @@ class warp_try_pool {
     const float4 p = ring_.slot[(head_ + threadIdx.x % 32) % warp_tries::capacity];
     head_ += 32;
     return {p.x, p.y, p.z};
-  }
-
-  __device__ accepted_try next(const philox_keys& keys) {
-    fill(keys, 32);
-    return take();
   }
 
  private:
