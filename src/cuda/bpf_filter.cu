@@ -5,21 +5,23 @@
 //
 //   first_stage         (auxiliary only) fs_i = log ghat(y_t | x_i), v_i = lw_i + fs_i, and each
 //                       chunk's summary of v (chunk_statistics.hpp)
-//   finish_first_stage  (auxiliary only) one block: log-sum-exp and ESS of v; the ESS test
-//   open_resampler      opens the conditional node below iff this tick resamples (the ESS test
-//                       made on the device by the last finish kernel)
-//   [cuda::ancestors]   conditional body: a = the scheme's draw on v (auxiliary) or lw, key (seed),
+//   finish_first_stage  (auxiliary only) one block: log-sum-exp and ESS of v; the ESS test, which
+//                       opens the conditional node below iff this tick resamples
+//   [cuda::ancestors]   (auxiliary only) conditional body: a = the scheme's draw on v, key (seed),
 //                       step t (options::device_step); on ticks that keep their weights none of its
 //                       kernels is launched. resampler_node::gated instead launches it every tick
-//                       with options::device_gate = the ESS test (no open_resampler, no
-//                       conditional node: for compute-sanitizer's racecheck and synccheck)
+//                       with options::device_gate = the ESS test (no conditional node: for
+//                       compute-sanitizer's racecheck and synccheck)
 //   gather_propagate    x'_j = propagate(x_{a_j} (+ jitter), or x_j if not resampling), lw'_j =
 //                       (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); then, in the same kernel, the
 //                       chunk summary of (lw', x'): max, first NaN / +inf, and the sums of w, w^2,
 //                       w d, w d^2, w 1{x <= truth}
 //   finish_tick         one block: the resampler's refusal recorded, if any; the chunks combined
 //                       (chunk_statistics.hpp) -> log-sum-exp, ESS, mean, sd, PIT, the increment;
-//                       bootstrap: the next tick's ESS test
+//                       bootstrap: the next tick's ESS test, which opens the node below
+//   [cuda::ancestors]   (bootstrap) as above, for tick t + 1 on lw', at step t + 1: a bootstrap
+//                       graph ends with the next tick's resampler (tick 0, launched without a
+//                       graph, ends with it gated), so no kernel of its own opens the node
 //
 // A chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the lanes
 // in the CPU's order, hence the CPU's bits. The kernels take the particles' moves as a parameter:
@@ -33,7 +35,7 @@
 //
 // With tick_kernels (cuda_filter.hpp; the PTX backend's, resample/ptx/filter.hpp) the particle
 // kernels (initial_weight, first_stage, gather_propagate) and the resampler are that backend's,
-// launched in the same places of the same graph; the finishing kernels and open_resampler stay.
+// launched in the same places of the same graph; the finishing kernels stay.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -343,8 +345,10 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
                                chunk_summary* out, const Move& move) {
   constexpr float infinity = std::numeric_limits<float>::infinity();
   extern __shared__ fast::warp_tries rings[];  // fast_rings_bytes where draws.any
-  const std::size_t begin = blockIdx.x * detail::chunk;
-  const std::size_t count = min(n - begin, detail::chunk);
+  // Indices in 32 bits (N < 2^31): the moves' addresses are then one IMAD.WIDE.U32 each, where 64-bit
+  // ones took two instructions, and were computed again in every round (too few registers to keep).
+  const unsigned begin = blockIdx.x * static_cast<unsigned>(detail::chunk);
+  const auto count = static_cast<unsigned>(min(n - begin, detail::chunk));
   // Warp v's particles: begin + 32 v + lane + 512 k in round k.
   fast::warp_try_pool pool(rings[threadIdx.x / 32], detail::propagation_index + begin + (threadIdx.x & ~31u),
                            chunk_threads, per_thread, draws.step);
@@ -353,7 +357,7 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
   bool bad = false;
 #pragma unroll
   for (int k = 0; k < per_thread; ++k) {
-    const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
+    const unsigned local = threadIdx.x + chunk_threads * k;
     x[k] = 0.0f;
     lw[k] = -infinity;
     if (draws.any && k % fill_rounds == 0) pool.fill(moves.keys, 32 * fill_rounds);
@@ -369,7 +373,7 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
   unsigned long long my_bad = detail::no_index;
   if (any_bad) {  // bad input only: the first offending index (a thread's particles run in order)
     for (int k = per_thread - 1; k >= 0; --k) {
-      if (!(lw[k] < infinity)) my_bad = begin + threadIdx.x + std::size_t{chunk_threads} * k;
+      if (!(lw[k] < infinity)) my_bad = std::uint64_t{begin} + threadIdx.x + chunk_threads * k;
     }
     double unused = -inf;
     block_max_and_first_bad<chunk_threads>(unused, my_bad);
@@ -480,21 +484,32 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   });
 }
 
-/// Auxiliary: the first stage's log-sum-exp and the ESS test on it.
-template <class Real>
+/// Opens the conditional resampler node `next` that follows a finishing kernel in its tick graph iff
+/// the ESS test that kernel made says so (a kernel of its own did it before). `Opens` is false outside
+/// a graph (the first tick) and where the resampler is gated: Nsight Compute does not profile a
+/// graph's kernels that can set a conditional handle, so those kernels lack the call.
+template <bool Opens>
+__device__ inline void open_resampler(cudaGraphConditionalHandle next, const scalars* s) {
+  if constexpr (Opens) cudaGraphSetConditional(next, s->resample ? 1u : 0u);
+}
+
+/// Auxiliary: the first stage's log-sum-exp and the ESS test on it, which opens the resampler.
+template <class Real, bool Opens>
 __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary* chunks, std::size_t count,
                                                               const Real* x, const Real* v, double threshold,
-                                                              std::size_t n, scalars* s) {
+                                                              std::size_t n, scalars* s,
+                                                              cudaGraphConditionalHandle next) {
   const double lse_after = s->lse_after;  // read before the chunks, as finish_tick's scalars
   const auto t = combine_chunks(chunks, count, 0.0, false);
   if (threadIdx.x != 0) return;
   if (t.first_bad != detail::no_index || t.all_zero) {
     record_weights(s, t, v, x);
     s->resample = 0;
-    return;
+  } else {
+    s->increment_first = t.log_sum_exp - lse_after;
+    decide(s, t.ess, t.log_sum_exp, threshold, n);
   }
-  s->increment_first = t.log_sum_exp - lse_after;
-  decide(s, t.ess, t.log_sum_exp, threshold, n);
+  open_resampler<Opens>(next, s);
 }
 
 /// `Jitters`: whether the kernel has the jitter's code. A fast filter without jitter launches the
@@ -513,10 +528,10 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   const chunk_draws draws{true, tick};
   // The move, for a tick that resampled or not.
   const auto move = [&](auto resampled_tick) {
-    return [&](std::size_t j, Real& state, auto drawn) {
+    return [&](auto j, Real& state, auto drawn) {  // j: unsigned in fast mode (run_chunk_fast)
       Real weight;
       if constexpr (decltype(resampled_tick)::value) {
-        const auto a = static_cast<std::size_t>(ancestors[j]);
+        const auto a = static_cast<decltype(j)>(ancestors[j]);
         state = x[a];
         if constexpr (Jitters) {
           if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
@@ -547,19 +562,15 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   }
 }
 
-/// Opens the tick graph's conditional resampler node iff this tick resamples.
-__global__ void open_resampler(cudaGraphConditionalHandle handle, const scalars* s) {
-  cudaGraphSetConditional(handle, s->resample ? 1u : 0u);
-}
-
 /// One block: the resampler's refusal, if any (`st`: its verdict; gather_propagate moved the
 /// particles on unresampled); the tick's statistics, its outputs and increment; bootstrap: the next
-/// tick's ESS test. Then the tick counter moves on.
-template <class Real>
+/// tick's ESS test, which opens the next tick's resampler (`next`, the node after this kernel).
+/// Then the tick counter moves on.
+template <class Real, bool Opens>
 __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks, std::size_t count, const Real* x,
                                                        const Real* lw, double threshold, std::size_t n,
                                                        bool auxiliary, tick_io io, const cuda::device_status* st,
-                                                       scalars* s) {
+                                                       scalars* s, cudaGraphConditionalHandle next) {
   // One kernel on one SM is a chain of latencies: the scalars are read once, up front, and nothing
   // is written before the chunks are read (a store to `s` kept the chunks' loads behind it).
   const scalars before = *s;
@@ -588,6 +599,7 @@ __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks
     if (!auxiliary) decide(s, t.ess, t.log_sum_exp, threshold, n);
   }
   s->tick = tick + 1;
+  open_resampler<Opens>(next, s);
 }
 
 /// A captured tick, instantiated; destroyed with its owner.
@@ -841,6 +853,9 @@ struct cuda_filter<Model>::impl {
     return second ? std::pair{x_next_a.data(), lw_next_a.data()} : std::pair{x_a.data(), lw_a.data()};
   }
 
+  /// Tick 0, launched on the filter's stream. A bootstrap filter then draws tick 1's ancestors
+  /// (gated: the launches return at once if tick 1 keeps its weights), as each tick graph ends with
+  /// the next tick's resampler.
   void enqueue_first_tick() {
     with_moves([&](auto moves) {
       using Real = typename decltype(moves)::real;
@@ -854,15 +869,33 @@ struct cuda_filter<Model>::impl {
             moves, n, io(), x, lw, chunks_a.data());
         cuda::check_launch("bpf initial_weight");
       }
-      finish_tick<<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x, lw, opt.ess_threshold, n,
-                                             opt.kind == filter_kind::auxiliary, io(), status(), s);
+      const bool auxiliary = opt.kind == filter_kind::auxiliary;
+      finish_tick<Real, false><<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x, lw, opt.ess_threshold, n,
+                                                          auxiliary, io(), status(), s, {});
       cuda::check_launch("bpf finish_tick");
+      if (!auxiliary) enqueue_resampler(stream, static_cast<const Real*>(lw), gated_at_tick());
     });
   }
 
+  /// The resampler's options at a tick: the step (the tick) read on the device when the call runs.
+  [[nodiscard]] resample::options at_tick() const {
+    resample::options o = opt.resampling;
+    o.device_step = &s->tick;
+    return o;
+  }
+  /// ... and with the ESS test as its gate: launched every tick, the call returns at once on a tick
+  /// that keeps its weights.
+  [[nodiscard]] resample::options gated_at_tick() const {
+    resample::options o = at_tick();
+    o.device_gate = &s->resample;
+    return o;
+  }
+
   /// Captures a tick t > 0 of parity p (t % 2) on `on` (capturing): the particles move from
-  /// states(p, false) to states(p, true). The resampler runs on the ticks that resample: as a
-  /// conditional node (its body captured on `body`) or, gated, launched every tick.
+  /// states(p, false) to states(p, true). The resampler runs on the ticks that resample, after the
+  /// kernel that made the ESS test: auxiliary, finish_first_stage, so in the middle of the tick;
+  /// bootstrap, finish_tick, so at the end, for tick t + 1. It is a conditional node (its body
+  /// captured on `body`) opened by that kernel, or, gated, launched every tick.
   void capture_tick(int p, cudaStream_t on, cudaStream_t body) {
     with_moves([&](auto moves) { capture_tick(moves, p, on, body); });
   }
@@ -871,6 +904,7 @@ struct cuda_filter<Model>::impl {
   void capture_tick(const Moves& moves, int p, cudaStream_t on, cudaStream_t body) {
     using Real = typename Moves::real;
     const bool auxiliary = opt.kind == filter_kind::auxiliary;
+    const bool conditional = skip == resampler_node::conditional;
     Real* const x = as<Real>(states(p, false).first);
     Real* const lw = as<Real>(states(p, false).second);
     Real* const x_out = as<Real>(states(p, true).first);
@@ -878,7 +912,15 @@ struct cuda_filter<Model>::impl {
     Real* const fs = as<Real>(fs_a.data());
     Real* const v = as<Real>(v_a.data());
     const auto grid = static_cast<unsigned>(chunk_count);
-    const Real* weights = lw;
+    // Where the ESS test is made, it opens the resampler's node (a handle of this graph).
+    const cudaGraphConditionalHandle next = conditional ? conditional_handle(on) : cudaGraphConditionalHandle{};
+    const auto resampler = [&](const Real* weights) {
+      if (conditional) {
+        add_conditional_resampler(on, body, next, weights);
+      } else {
+        enqueue_resampler(on, weights, gated_at_tick());
+      }
+    };
     if (auxiliary) {
       if (kernels) {
         kernels->launch(first_stage_slot + p, on);
@@ -886,17 +928,10 @@ struct cuda_filter<Model>::impl {
         first_stage<<<grid, chunk_threads, 0, on>>>(moves, n, s, io(), x, lw, fs, v, chunks_a.data());
         cuda::check_launch("bpf first_stage");
       }
-      finish_first_stage<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v, opt.ess_threshold, n, s);
+      const auto finish = conditional ? &finish_first_stage<Real, true> : &finish_first_stage<Real, false>;
+      finish<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v, opt.ess_threshold, n, s, next);
       cuda::check_launch("bpf finish_first_stage");
-      weights = v;
-    }
-    resample::options at_tick = opt.resampling;
-    at_tick.device_step = &s->tick;  // the draw at step t, read from the device when the call runs
-    if (skip == resampler_node::gated) {
-      at_tick.device_gate = &s->resample;
-      enqueue_resampler(on, weights, at_tick);
-    } else {
-      capture_conditional_resampler(on, body, weights, at_tick);
+      resampler(v);
     }
     if (kernels) {
       kernels->launch(gather_slot + p, on);
@@ -908,16 +943,18 @@ struct cuda_filter<Model>::impl {
                                                               status(), x, lw, fs, x_out, lw_out, s, chunks_a.data());
       cuda::check_launch("bpf gather_propagate");
     }
-    finish_tick<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
-                                       status(), s);
+    const auto finish = conditional && !auxiliary ? &finish_tick<Real, true> : &finish_tick<Real, false>;
+    finish<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
+                                status(), s, next);
     cuda::check_launch("bpf finish_tick");
+    if (!auxiliary) resampler(lw_out);
   }
 
   /// The library's resampler on `weights` into ancestors_a, on `on` (captured).
   template <class Real>
-  void enqueue_resampler(cudaStream_t on, const Real* weights, const resample::options& at_tick) {
+  void enqueue_resampler(cudaStream_t on, const Real* weights, const resample::options& call_opt) {
     std::size_t bytes = temp_bytes;
-    resampler_call(temp_a.data(), bytes, weights, ancestors_a.data(), at_tick, on);
+    resampler_call(temp_a.data(), bytes, weights, ancestors_a.data(), call_opt, on);
   }
 
   /// The resampler's ancestors call (cuda::ancestors' contract: d_temp null sizes it), on the
@@ -935,20 +972,26 @@ struct cuda_filter<Model>::impl {
     cuda::ancestors<float, std::int32_t>(d_temp, bytes, opt.resampler, lw, n, k, 0, a, call_opt, on);
   }
 
-  /// The resampler as the body of a conditional node, captured on `body`, which open_resampler
-  /// opens on the ticks that resample: on the others nothing of it is launched.
+  /// A conditional handle of the graph being captured on `on`.
+  [[nodiscard]] static cudaGraphConditionalHandle conditional_handle(cudaStream_t on) {
+    cudaStreamCaptureStatus capturing{};
+    cudaGraph_t graph = nullptr;
+    cudaGraphConditionalHandle handle{};
+    cuda::check(cudaStreamGetCaptureInfo(on, &capturing, nullptr, &graph), "cudaStreamGetCaptureInfo (bpf)");
+    cuda::check(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0), "cudaGraphConditionalHandleCreate (bpf)");
+    return handle;
+  }
+
+  /// The resampler as the body of a conditional node on `handle`, after what `on` captured so far;
+  /// the body captured on `body`. The kernel before it opens it on the ticks that resample; on the
+  /// others nothing of it is launched.
   template <class Real>
-  void capture_conditional_resampler(cudaStream_t on, cudaStream_t body, const Real* weights,
-                                     const resample::options& at_tick) {
+  void add_conditional_resampler(cudaStream_t on, cudaStream_t body, cudaGraphConditionalHandle handle,
+                                 const Real* weights) {
     cudaStreamCaptureStatus capturing{};
     cudaGraph_t graph = nullptr;
     const cudaGraphNode_t* deps = nullptr;
     std::size_t deps_count = 0;
-    cudaGraphConditionalHandle handle{};
-    cuda::check(cudaStreamGetCaptureInfo(on, &capturing, nullptr, &graph), "cudaStreamGetCaptureInfo (bpf)");
-    cuda::check(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0), "cudaGraphConditionalHandleCreate (bpf)");
-    open_resampler<<<1, 1, 0, on>>>(handle, s);
-    cuda::check_launch("bpf open_resampler");
     cuda::check(cudaStreamGetCaptureInfo(on, &capturing, nullptr, &graph, &deps, nullptr, &deps_count),
                 "cudaStreamGetCaptureInfo (bpf)");
     cudaGraphNodeParams cond{};
@@ -964,7 +1007,7 @@ struct cuda_filter<Model>::impl {
     cuda::check(cudaStreamBeginCaptureToGraph(body, resampler, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal),
                 "cudaStreamBeginCaptureToGraph (bpf)");
     try {
-      enqueue_resampler(body, weights, at_tick);
+      enqueue_resampler(body, weights, at_tick());
     } catch (...) {
       (void)cudaStreamEndCapture(body, &resampler);
       throw;

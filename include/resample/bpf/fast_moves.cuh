@@ -174,6 +174,8 @@ class warp_try_pool {
   __device__ void fill(const philox_keys& keys, unsigned need) {
     if (tail_ - head_ >= need) return;
     const unsigned lane = threadIdx.x % 32;
+    unsigned below;  // the lanes before this one
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
     __syncwarp();  // the last rounds' reads are done before their slots are written again
     do {
       const std::uint64_t index = first_ + lane + std::uint64_t{stride_} * (generation_ % rounds_);
@@ -185,10 +187,10 @@ class warp_try_pool {
         accepted_try p;
         const bool ok = polar_candidate(b, t, p);
         const unsigned accepted = __ballot_sync(~0u, ok);
-        if (ok) {
-          const unsigned slot = (tail_ + __popc(accepted & ((1u << lane) - 1))) % warp_tries::capacity;
-          ring_.slot[slot] = make_float4(p.u, p.w, p.d, 0.0f);
-        }
+        // The slot in every lane and only the store predicated: a branch around both cost a
+        // branch-sync pair per try.
+        const unsigned slot = (tail_ + __popc(accepted & below)) % warp_tries::capacity;
+        if (ok) ring_.slot[slot] = make_float4(p.u, p.w, p.d, 0.0f);
         tail_ += __popc(accepted);
       }
     } while (tail_ - head_ < need);
