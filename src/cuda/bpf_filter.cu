@@ -291,6 +291,19 @@ __device__ inline unsigned warp_max_of(unsigned v) {
 #endif
 }
 
+/// max(a, b), NaN if either is (max.NaN, from sm_80 on): a thread's max of its log-weights that also
+/// tells whether a NaN or +inf was among them, one instruction a particle (a flag kept beside a
+/// fmaxf took four).
+__device__ inline float max_or_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float m;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+  return m;
+#else
+  return a != a || b != b ? __int_as_float(0x7fffffff) : fmaxf(a, b);
+#endif
+}
+
 /// A fast chunk's max log-weight, in every thread: a warp's by warp_max_of on float_key, then the
 /// warps' by warp 0; and whether any thread saw a NaN / +inf, on the way.
 __device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
@@ -353,8 +366,7 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
   fast::warp_try_pool pool(rings[threadIdx.x / 32], detail::propagation_index + begin + (threadIdx.x & ~31u),
                            chunk_threads, per_thread, draws.step);
   float x[per_thread], lw[per_thread];
-  float my_max = -infinity;  // where a log-weight is NaN / +inf, the max does not matter
-  bool bad = false;
+  float my_max = -infinity;  // NaN or +inf once a log-weight is: max_or_nan
 #pragma unroll
   for (int k = 0; k < per_thread; ++k) {
     const unsigned local = threadIdx.x + chunk_threads * k;
@@ -364,12 +376,12 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
     const fast::accepted_try drawn = draws.any ? pool.take() : fast::accepted_try{};
     if (local < count) {
       lw[k] = move(begin + local, x[k], drawn);
-      bad = bad || !(lw[k] < infinity);
-      my_max = fmaxf(my_max, lw[k]);
+      my_max = max_or_nan(my_max, lw[k]);
     }
   }
+  const bool bad = !(my_max < infinity);
   bool any_bad = false;
-  const float m = chunk_max_fast(my_max, bad, any_bad);
+  const float m = chunk_max_fast(bad ? -infinity : my_max, bad, any_bad);
   unsigned long long my_bad = detail::no_index;
   if (any_bad) {  // bad input only: the first offending index (a thread's particles run in order)
     for (int k = per_thread - 1; k >= 0; --k) {

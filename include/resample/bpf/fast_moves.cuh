@@ -176,6 +176,7 @@ class warp_try_pool {
     const unsigned lane = threadIdx.x % 32;
     unsigned below;  // the lanes before this one
     asm("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
+    const auto ring = static_cast<unsigned>(__cvta_generic_to_shared(ring_.slot));
     __syncwarp();  // the last rounds' reads are done before their slots are written again
     do {
       const std::uint64_t index = first_ + lane + std::uint64_t{stride_} * (generation_ % rounds_);
@@ -187,10 +188,16 @@ class warp_try_pool {
         accepted_try p;
         const bool ok = polar_candidate(b, t, p);
         const unsigned accepted = __ballot_sync(~0u, ok);
-        // The slot in every lane and only the store predicated: a branch around both cost a
-        // branch-sync pair per try.
+        // The slot's shared address in every lane and only the store predicated, in PTX: as C++ the
+        // compiler branched around the store and, short of registers, recomputed the ring's
+        // address inside the branch (about 15 instructions a try where these are 6).
         const unsigned slot = (tail_ + __popc(accepted & below)) % warp_tries::capacity;
-        if (ok) ring_.slot[slot] = make_float4(p.u, p.w, p.d, 0.0f);
+        asm volatile(
+            "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t@q st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n\t}"
+            :
+            : "r"(ring + slot * static_cast<unsigned>(sizeof(float4))), "f"(p.u), "f"(p.w), "f"(p.d), "f"(0.0f),
+              "r"(static_cast<unsigned>(ok))
+            : "memory");
         tail_ += __popc(accepted);
       }
     } while (tail_ - head_ < need);
