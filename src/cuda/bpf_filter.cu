@@ -199,6 +199,12 @@ constexpr int chunk_blocks_per_sm = Moves::fast ? 3 : 2;
 /// Where a chunk's moves draw: no draws (the first stage), or at `step`: exact, particle i from
 /// the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s); fast, from
 /// its warp's pool of tries, whose candidates come from those streams (fast::warp_try_pool).
+/// What a particle's move starts from: its state and the log-weight it carries in (run_chunk).
+template <class Real>
+struct particle_in {
+  Real x, w;
+};
+
 struct chunk_draws {
   bool any = false;
   std::uint32_t step = 0;
@@ -353,9 +359,9 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
 /// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
 /// The draws: a warp's particles take their accepted tries in turn from its candidate sequence
 /// (fast::warp_try_pool, a ring of 4 KiB per warp), filled for four rounds at a time.
-template <class Moves, class Move>
+template <class Moves, class Load, class Step>
 __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, double truth, chunk_draws draws,
-                               chunk_summary* out, const Move& move) {
+                               chunk_summary* out, const Load& load, const Step& step) {
   constexpr float infinity = std::numeric_limits<float>::infinity();
   extern __shared__ fast::warp_tries rings[];  // fast_rings_bytes where draws.any
   // Indices in 32 bits (N < 2^31): the moves' addresses are then one IMAD.WIDE.U32 each, where 64-bit
@@ -370,12 +376,23 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
 #pragma unroll
   for (int k = 0; k < per_thread; ++k) {
     const unsigned local = threadIdx.x + chunk_threads * k;
-    x[k] = 0.0f;
-    lw[k] = -infinity;
-    if (draws.any && k % fill_rounds == 0) pool.fill(moves.keys, 32 * fill_rounds);
+    if (k % fill_rounds == 0) {  // the next fill_rounds rounds' loads, in flight during the fill
+#pragma unroll
+      for (int r = k; r < k + fill_rounds; ++r) {
+        const unsigned ahead = threadIdx.x + chunk_threads * r;
+        x[r] = 0.0f;
+        lw[r] = -infinity;
+        if (ahead < count) {
+          const particle_in<float> in = load(begin + ahead);
+          x[r] = in.x;
+          lw[r] = in.w;
+        }
+      }
+      if (draws.any) pool.fill(moves.keys, 32 * fill_rounds);
+    }
     const fast::accepted_try drawn = draws.any ? pool.take() : fast::accepted_try{};
     if (local < count) {
-      lw[k] = move(begin + local, x[k], drawn);
+      lw[k] = step(begin + local, particle_in<float>{x[k], lw[k]}, drawn, x[k]);
       my_max = max_or_nan(my_max, lw[k]);
     }
   }
@@ -408,13 +425,19 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
   if (threadIdx.x == 0) *out = chunk_summary{static_cast<double>(m), my_bad, total};
 }
 
-template <class Moves, class Move>
+/// A chunk of either precision. A particle's move comes in two parts: `load(j)` reads what particle
+/// j moves from (a particle_in), and `step(j, in, drawn, state)` moves it, writes it out, sets
+/// `state` and returns its log-weight. The exact chunk runs them back to back; the fast one issues
+/// a pool fill's rounds of loads before the fill, whose Philox work then hides their latency.
+template <class Moves, class Load, class Step>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
-                          chunk_draws draws, chunk_summary* out, const Move& move) {
+                          chunk_draws draws, chunk_summary* out, const Load& load, const Step& step) {
   if constexpr (Moves::fast) {
-    run_chunk_fast(moves, n, shift, truth, draws, out, move);
+    run_chunk_fast(moves, n, shift, truth, draws, out, load, step);
   } else {
-    run_chunk_exact(moves, n, x, shift, truth, draws, out, move);
+    run_chunk_exact(moves, n, x, shift, truth, draws, out, [&](std::size_t j, double& state, const polar_point& drawn) {
+      return step(j, load(j), drawn, state);
+    });
   }
 }
 
@@ -475,11 +498,13 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     initial_weight(Moves moves, std::size_t n, tick_io io, Real* x, Real* lw, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[0]);
   const chunk_draws draws{true, 0};
-  run_chunk(moves, n, x, 0.0, truth_at(io, 0), draws, chunks + blockIdx.x, [&](std::size_t i, Real& state, auto drawn) {
-    state = moves.initial(drawn);
-    x[i] = state;
-    return lw[i] = moves.log_likelihood(y, state);
-  });
+  const auto nothing = [](auto) { return particle_in<Real>{}; };
+  run_chunk(moves, n, x, 0.0, truth_at(io, 0), draws, chunks + blockIdx.x, nothing,
+            [&](auto i, particle_in<Real>, auto drawn, Real& state) {
+              state = moves.initial(drawn);
+              x[i] = state;
+              return lw[i] = moves.log_likelihood(y, state);
+            });
 }
 
 template <class Moves, class Real = typename Moves::real>
@@ -488,12 +513,14 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
                 Real* v, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[s->tick]);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  run_chunk(moves, n, x, 0.0, nan, chunk_draws{}, chunks + blockIdx.x, [&](std::size_t i, Real& state, auto) {
-    state = x[i];
-    const Real f = moves.log_first_stage(y, state);
-    fs[i] = f;
-    return v[i] = lw[i] + f;
-  });
+  run_chunk(
+      moves, n, x, 0.0, nan, chunk_draws{}, chunks + blockIdx.x, [&](auto i) { return particle_in<Real>{x[i], lw[i]}; },
+      [&](auto i, particle_in<Real> in, auto, Real& state) {
+        state = in.x;
+        const Real f = moves.log_first_stage(y, state);
+        fs[i] = f;
+        return v[i] = in.w + f;
+      });
 }
 
 /// Opens the conditional resampler node `next` that follows a finishing kernel in its tick graph iff
@@ -538,39 +565,44 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   // the particles move on unresampled, finish_tick records it, and collect() reports it.
   const bool resampled = s->resample && st->code == 0;
   const chunk_draws draws{true, tick};
-  // The move, for a tick that resampled or not.
-  const auto move = [&](auto resampled_tick) {
-    return [&](auto j, Real& state, auto drawn) {  // j: unsigned in fast mode (run_chunk_fast)
-      Real weight;
+  // What a particle moves from, for a tick that resampled or not; j: unsigned in fast mode
+  // (run_chunk_fast), std::size_t in exact mode.
+  const auto load = [&](auto resampled_tick) {
+    return [&](auto j) {
       if constexpr (decltype(resampled_tick)::value) {
         const auto a = static_cast<decltype(j)>(ancestors[j]);
-        state = x[a];
-        if constexpr (Jitters) {
-          if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
-        }
-        weight = auxiliary ? -fs[a] : Real{0};
+        return particle_in<Real>{x[a], auxiliary ? -fs[a] : Real{0}};
       } else {
-        state = x[j];
-        weight = lw[j];
+        return particle_in<Real>{x[j], lw[j]};
+      }
+    };
+  };
+  const auto step = [&](auto resampled_tick) {
+    return [&](auto j, particle_in<Real> in, auto drawn, Real& state) {
+      state = in.x;
+      if constexpr (Jitters && decltype(resampled_tick)::value) {
+        if (jitter > 0.0) state = moves.jitter(state, jitter, detail::jitter_index + j, tick);
       }
       state = moves.propagate(state, drawn);
-      weight += moves.log_likelihood(y, state);
       x_out[j] = state;
-      return lw_out[j] = weight;
+      return lw_out[j] = in.w + moves.log_likelihood(y, state);
     };
   };
   const double mean = s->mean, truth = truth_at(io, tick);
   if constexpr (Moves::fast) {  // a chunk for each case: no test of `resampled` in every round
     if (resampled) {
-      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, move(std::true_type{}));
+      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, load(std::true_type{}), step(std::true_type{}));
     } else {
-      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, move(std::false_type{}));
+      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, load(std::false_type{}),
+                step(std::false_type{}));
     }
   } else {
-    run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x,
-              [&](std::size_t j, Real& state, const polar_point& drawn) {
-                return resampled ? move(std::true_type{})(j, state, drawn) : move(std::false_type{})(j, state, drawn);
-              });
+    run_chunk(
+        moves, n, x_out, mean, truth, draws, chunks + blockIdx.x,
+        [&](std::size_t j) { return resampled ? load(std::true_type{})(j) : load(std::false_type{})(j); },
+        [&](std::size_t j, particle_in<Real> in, const polar_point& drawn, Real& state) {
+          return resampled ? step(std::true_type{})(j, in, drawn, state) : step(std::false_type{})(j, in, drawn, state);
+        });
   }
 }
 
