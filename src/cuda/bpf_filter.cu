@@ -408,21 +408,92 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
     block_max_and_first_bad<chunk_threads>(unused, my_bad);
   }
   float sw = 0, sw2 = 0, swd = 0, swdd = 0, sbelow = 0;
-  if (!any_bad && m > -infinity) {
+  // w = 2^(lw log2 e - m log2 e) by one fma; the PIT's sum only where there is a true state.
+  const auto add = [&](auto has_truth) {
     const auto centre = static_cast<float>(shift), below = static_cast<float>(truth);
+    const float scaled_max = m * fast::log2e;
 #pragma unroll
     for (int k = 0; k < per_thread; ++k) {
-      const float w = fast::ex2((lw[k] - m) * fast::log2e);  // -inf: 0
+      const float w = fast::ex2(__fmaf_rn(lw[k], fast::log2e, -scaled_max));  // -inf: 0
       const float d = x[k] - centre;
       sw += w;
       sw2 = __fmaf_rn(w, w, sw2);
       swd = __fmaf_rn(w, d, swd);
       swdd = __fmaf_rn(w * d, d, swdd);
-      sbelow += x[k] <= below ? w : 0.0f;  // NaN truth: never
+      if constexpr (decltype(has_truth)::value) sbelow += x[k] <= below ? w : 0.0f;
+    }
+  };
+  if (!any_bad && m > -infinity) {
+    if (truth == truth) {
+      add(std::true_type{});
+    } else {
+      add(std::false_type{});
     }
   }
   const moments total = chunk_sums_fast(sw, sw2, swd, swdd, sbelow);
   if (threadIdx.x == 0) *out = chunk_summary{static_cast<double>(m), my_bad, total};
+}
+
+/// Where the particle kernels leave their chunks' summaries. In fast mode with more than a group of
+/// chunks, the blocks of each group of summary_group consecutive chunks also fold them into one
+/// summary: the group's last block to finish (a count per group) combines its members, in index
+/// order, so that finish_tick reads a summary per group (at 2^24: 64, where one block reading 4096
+/// took 10.8 us). Exact mode keeps the CPU's order (combine_chunks over every chunk).
+struct summary_sink {
+  chunk_summary* chunks;
+  chunk_summary* groups;  ///< null: no folding
+  unsigned* done;         ///< per group: its blocks finished so far (set back to 0 by the last)
+};
+constexpr unsigned summary_group = 64;
+
+/// A chunk's sums written by another block of this kernel, read from L2 (L1 is not coherent).
+__device__ inline moments load_sums(const chunk_summary* p) {
+  return {__ldcg(&p->sums.w), __ldcg(&p->sums.w2), __ldcg(&p->sums.wd), __ldcg(&p->sums.wdd), __ldcg(&p->sums.below)};
+}
+
+/// The fold (summary_sink), by every thread of a fast chunk's block once thread 0 wrote its
+/// summary: the group's max, first NaN / +inf, and its members' sums rescaled to that max.
+__device__ void fold_group(const summary_sink& sink) {
+  __shared__ bool last;
+  const unsigned group = blockIdx.x / summary_group, first = group * summary_group;
+  const unsigned members = min(summary_group, gridDim.x - first);
+  if (threadIdx.x == 0) {
+    __threadfence();  // this block's summary before its count
+    last = atomicAdd(sink.done + group, 1u) == members - 1;
+    __threadfence();  // and the others' before this block reads them
+  }
+  __syncthreads();
+  if (!last || threadIdx.x >= 32) return;
+  // A lane folds members lane and lane + 32; few registers (a block in 64 runs this).
+  const chunk_summary* const member = sink.chunks + first;
+  double m = -inf;
+  unsigned long long bad = detail::no_index;
+  for (unsigned j = threadIdx.x; j < members; j += 32) {
+    const double mj = __ldcg(&member[j].max);
+    m = mj > m ? mj : m;
+    bad = min(bad, static_cast<unsigned long long>(__ldcg(&member[j].first_bad)));
+  }
+  for (int offset = 16; offset >= 1; offset /= 2) {
+    const double other = __shfl_xor_sync(~0u, m, offset);
+    m = other > m ? other : m;
+    bad = min(bad, __shfl_xor_sync(~0u, bad, offset));
+  }
+  moments sum{};
+  for (unsigned j = threadIdx.x; j < members; j += 32) {
+    const double mj = __ldcg(&member[j].max);
+    if (mj > -inf) detail::add_chunk(sum, load_sums(member + j), exp(mj - m));
+  }
+  for (int offset = 16; offset >= 1; offset /= 2) {
+    sum.w += __shfl_xor_sync(~0u, sum.w, offset);
+    sum.w2 += __shfl_xor_sync(~0u, sum.w2, offset);
+    sum.wd += __shfl_xor_sync(~0u, sum.wd, offset);
+    sum.wdd += __shfl_xor_sync(~0u, sum.wdd, offset);
+    sum.below += __shfl_xor_sync(~0u, sum.below, offset);
+  }
+  if (threadIdx.x == 0) {
+    sink.groups[group] = chunk_summary{m, bad, sum};
+    sink.done[group] = 0;  // for the next launch
+  }
 }
 
 /// A chunk of either precision. A particle's move comes in two parts: `load(j)` reads what particle
@@ -431,9 +502,11 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
 /// a pool fill's rounds of loads before the fill, whose Philox work then hides their latency.
 template <class Moves, class Load, class Step>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
-                          chunk_draws draws, chunk_summary* out, const Load& load, const Step& step) {
+                          chunk_draws draws, const summary_sink& sink, const Load& load, const Step& step) {
+  chunk_summary* const out = sink.chunks + blockIdx.x;
   if constexpr (Moves::fast) {
     run_chunk_fast(moves, n, shift, truth, draws, out, load, step);
+    if (sink.groups) fold_group(sink);
   } else {
     run_chunk_exact(moves, n, x, shift, truth, draws, out, [&](std::size_t j, double& state, const polar_point& drawn) {
       return step(j, load(j), drawn, state);
@@ -495,11 +568,11 @@ __device__ inline double truth_at(const tick_io& io, std::uint32_t t) {
 
 template <class Moves, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
-    initial_weight(Moves moves, std::size_t n, tick_io io, Real* x, Real* lw, chunk_summary* chunks) {
+    initial_weight(Moves moves, std::size_t n, tick_io io, Real* x, Real* lw, summary_sink chunks) {
   const auto y = static_cast<Real>(io.y[0]);
   const chunk_draws draws{true, 0};
   const auto nothing = [](auto) { return particle_in<Real>{}; };
-  run_chunk(moves, n, x, 0.0, truth_at(io, 0), draws, chunks + blockIdx.x, nothing,
+  run_chunk(moves, n, x, 0.0, truth_at(io, 0), draws, chunks, nothing,
             [&](auto i, particle_in<Real>, auto drawn, Real& state) {
               state = moves.initial(drawn);
               x[i] = state;
@@ -510,11 +583,11 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
 template <class Moves, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     first_stage(Moves moves, std::size_t n, const scalars* s, tick_io io, const Real* x, const Real* lw, Real* fs,
-                Real* v, chunk_summary* chunks) {
+                Real* v, summary_sink chunks) {
   const auto y = static_cast<Real>(io.y[s->tick]);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   run_chunk(
-      moves, n, x, 0.0, nan, chunk_draws{}, chunks + blockIdx.x, [&](auto i) { return particle_in<Real>{x[i], lw[i]}; },
+      moves, n, x, 0.0, nan, chunk_draws{}, chunks, [&](auto i) { return particle_in<Real>{x[i], lw[i]}; },
       [&](auto i, particle_in<Real> in, auto, Real& state) {
         state = in.x;
         const Real f = moves.log_first_stage(y, state);
@@ -558,7 +631,7 @@ template <class Moves, bool Jitters = true, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     gather_propagate(Moves moves, std::size_t n, double jitter, bool auxiliary, tick_io io,
                      const std::int32_t* ancestors, const cuda::device_status* st, const Real* x, const Real* lw,
-                     const Real* fs, Real* x_out, Real* lw_out, scalars* s, chunk_summary* chunks) {
+                     const Real* fs, Real* x_out, Real* lw_out, scalars* s, summary_sink chunks) {
   const std::uint32_t tick = s->tick;
   const auto y = static_cast<Real>(io.y[tick]);
   // `st`: the resampler's verdict. A refusal (a rejection bound below a weight) wrote no ancestors:
@@ -591,14 +664,13 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   const double mean = s->mean, truth = truth_at(io, tick);
   if constexpr (Moves::fast) {  // a chunk for each case: no test of `resampled` in every round
     if (resampled) {
-      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, load(std::true_type{}), step(std::true_type{}));
+      run_chunk(moves, n, x_out, mean, truth, draws, chunks, load(std::true_type{}), step(std::true_type{}));
     } else {
-      run_chunk(moves, n, x_out, mean, truth, draws, chunks + blockIdx.x, load(std::false_type{}),
-                step(std::false_type{}));
+      run_chunk(moves, n, x_out, mean, truth, draws, chunks, load(std::false_type{}), step(std::false_type{}));
     }
   } else {
     run_chunk(
-        moves, n, x_out, mean, truth, draws, chunks + blockIdx.x,
+        moves, n, x_out, mean, truth, draws, chunks,
         [&](std::size_t j) { return resampled ? load(std::true_type{})(j) : load(std::false_type{})(j); },
         [&](std::size_t j, particle_in<Real> in, const polar_point& drawn, Real& state) {
           return resampled ? step(std::true_type{})(j, in, drawn, state) : step(std::false_type{})(j, in, drawn, state);
@@ -706,6 +778,8 @@ struct cuda_filter<Model>::impl {
   device_vector<double> y_a, truth_a;
   device_vector<std::int32_t> ancestors_a;
   device_vector<chunk_summary> chunks_a;
+  device_vector<chunk_summary> groups_a;  ///< fast mode's folded summaries (summary_sink), if any
+  device_vector<unsigned> group_done_a;
   device_vector<scalars> s_a;
   device_vector<unsigned char> temp_a;
   device_vector<double> increment_a, mean_a, sd_a, ess_a, pit_a;
@@ -762,6 +836,12 @@ struct cuda_filter<Model>::impl {
     v_a = device_vector<unsigned char>(auxiliary ? bytes : 0);
     ancestors_a = device_vector<std::int32_t>(n);
     chunks_a = device_vector<chunk_summary>(chunk_count);
+    if (is_fast() && chunk_count > summary_group) {
+      const std::size_t groups = (chunk_count + summary_group - 1) / summary_group;
+      groups_a = device_vector<chunk_summary>(groups);
+      group_done_a = device_vector<unsigned>(groups);
+      cuda::check(cudaMemsetAsync(group_done_a.data(), 0, groups * sizeof(unsigned), stream), "cudaMemsetAsync (bpf)");
+    }
     s_a = device_vector<scalars>(1);
     temp_a = device_vector<unsigned char>(temp_bytes);
     s = s_a.data();
@@ -804,6 +884,15 @@ struct cuda_filter<Model>::impl {
   template <class Moves>
   static std::size_t drawn_bytes(const Moves&) {
     return Moves::fast ? fast_rings_bytes : drawn_w_bytes;
+  }
+
+  /// Where the particle kernels leave their summaries, and what the finishing kernels read.
+  [[nodiscard]] summary_sink sink() const {
+    return {chunks_a.data(), groups_a.data(), group_done_a.data()};
+  }
+  [[nodiscard]] const chunk_summary* summaries() const { return groups_a.data() ? groups_a.data() : chunks_a.data(); }
+  [[nodiscard]] std::size_t summary_count() const {
+    return groups_a.data() ? (chunk_count + summary_group - 1) / summary_group : chunk_count;
   }
 
   [[nodiscard]] const cuda::device_status* status() const {
@@ -910,11 +999,11 @@ struct cuda_filter<Model>::impl {
         kernels->launch(initial_slot, stream);
       } else {
         initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, drawn_bytes(moves), stream>>>(
-            moves, n, io(), x, lw, chunks_a.data());
+            moves, n, io(), x, lw, sink());
         cuda::check_launch("bpf initial_weight");
       }
       const bool auxiliary = opt.kind == filter_kind::auxiliary;
-      finish_tick<Real, false><<<1, lanes, 0, stream>>>(chunks_a.data(), chunk_count, x, lw, opt.ess_threshold, n,
+      finish_tick<Real, false><<<1, lanes, 0, stream>>>(summaries(), summary_count(), x, lw, opt.ess_threshold, n,
                                                           auxiliary, io(), status(), s, {});
       cuda::check_launch("bpf finish_tick");
       if (!auxiliary) enqueue_resampler(stream, static_cast<const Real*>(lw), gated_at_tick());
@@ -969,11 +1058,11 @@ struct cuda_filter<Model>::impl {
       if (kernels) {
         kernels->launch(first_stage_slot + p, on);
       } else {
-        first_stage<<<grid, chunk_threads, 0, on>>>(moves, n, s, io(), x, lw, fs, v, chunks_a.data());
+        first_stage<<<grid, chunk_threads, 0, on>>>(moves, n, s, io(), x, lw, fs, v, sink());
         cuda::check_launch("bpf first_stage");
       }
       const auto finish = conditional ? &finish_first_stage<Real, true> : &finish_first_stage<Real, false>;
-      finish<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x, v, opt.ess_threshold, n, s, next);
+      finish<<<1, lanes, 0, on>>>(summaries(), summary_count(), x, v, opt.ess_threshold, n, s, next);
       cuda::check_launch("bpf finish_first_stage");
       resampler(v);
     }
@@ -984,11 +1073,11 @@ struct cuda_filter<Model>::impl {
       const auto kernel = Moves::fast && opt.jitter <= 0.0 ? &gather_propagate<Moves, !Moves::fast>
                                                            : &gather_propagate<Moves, true>;
       kernel<<<grid, chunk_threads, drawn_bytes(moves), on>>>(moves, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
-                                                              status(), x, lw, fs, x_out, lw_out, s, chunks_a.data());
+                                                              status(), x, lw, fs, x_out, lw_out, s, sink());
       cuda::check_launch("bpf gather_propagate");
     }
     const auto finish = conditional && !auxiliary ? &finish_tick<Real, true> : &finish_tick<Real, false>;
-    finish<<<1, lanes, 0, on>>>(chunks_a.data(), chunk_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
+    finish<<<1, lanes, 0, on>>>(summaries(), summary_count(), x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
                                 status(), s, next);
     cuda::check_launch("bpf finish_tick");
     if (!auxiliary) resampler(lw_out);

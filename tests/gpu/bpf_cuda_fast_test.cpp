@@ -44,7 +44,12 @@ struct config {
   const char* name;
   filter_kind kind;
   double threshold;
+  bool folded = false;  ///< N = folded_n instead of the tests' own
 };
+
+/// 69 chunks of 4096 (the last partial): more than a group of 64, so the blocks fold their chunk
+/// summaries in two groups, the second of 5 (summary_group in src/cuda/bpf_filter.cu).
+constexpr std::size_t folded_n = 68 * 4096 + 7;
 
 class CudaFastVsKalman : public ::testing::TestWithParam<config> {
  protected:
@@ -59,7 +64,8 @@ TEST_P(CudaFastVsKalman, LikelihoodIsUnbiased) {
   constexpr int reps = 200;
   std::vector<double> ratio;
   for (int r = 0; r < reps; ++r) {
-    const auto opt = fast_options(512, 1000u + static_cast<unsigned>(r), GetParam().threshold, GetParam().kind);
+    const auto opt = fast_options(GetParam().folded ? folded_n : 512, 1000u + static_cast<unsigned>(r),
+                                  GetParam().threshold, GetParam().kind);
     const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
     ratio.push_back(std::exp(run.log_likelihood - exact));
   }
@@ -79,7 +85,8 @@ TEST_P(CudaFastVsKalman, FilteredMeansMatchKalman) {
   const std::size_t ticks = data.observations.size();
   std::vector<double> sum(ticks), sum2(ticks), ratio_sum(ticks), ratio_sum2(ticks);
   for (int r = 0; r < reps; ++r) {
-    const auto opt = fast_options(2048, 77u + static_cast<unsigned>(r), GetParam().threshold, GetParam().kind);
+    const auto opt = fast_options(GetParam().folded ? folded_n : 2048, 77u + static_cast<unsigned>(r),
+                                  GetParam().threshold, GetParam().kind);
     const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
     for (std::size_t t = 0; t < ticks; ++t) {
       const double d = run.ticks[t].mean - exact.mean[t];
@@ -107,7 +114,9 @@ INSTANTIATE_TEST_SUITE_P(
     Configs, CudaFastVsKalman,
     ::testing::Values(config{"bootstrap_ess_half", filter_kind::bootstrap, 0.5},
                       config{"bootstrap_every_tick", filter_kind::bootstrap, 1.0},
-                      config{"auxiliary_ess_half", filter_kind::auxiliary, 0.5}),
+                      config{"auxiliary_ess_half", filter_kind::auxiliary, 0.5},
+                      config{"bootstrap_folded_summaries", filter_kind::bootstrap, 0.5, true},
+                      config{"auxiliary_folded_summaries", filter_kind::auxiliary, 0.5, true}),
     [](const auto& test) { return std::string(test.param.name); });
 
 class CudaFastSvCalibration : public ::testing::TestWithParam<resample::test::sv_scenario> {
@@ -169,8 +178,8 @@ void expect_same_runs(const resample::bpf::filter_run& a, const resample::bpf::f
 }
 
 /// Fast runs of both models and both filters (jitter on; N = 1, 257 and 10007: a partial warp, a
-/// partial block, not a whole number of chunks) with the resampler node `node`, twice, or against
-/// the other node when `against_other`.
+/// partial block, not a whole number of chunks; folded_n: chunk summaries folded in groups) with the
+/// resampler node `node`, twice, or against the other node when `against_other`.
 void expect_reproducible(resample::bpf::resampler_node node, bool against_other) {
   using resample::bpf::resampler_node;
   const auto sv = resample::test::model_of(resample::test::sv_scenarios[1]);
@@ -180,7 +189,9 @@ void expect_reproducible(resample::bpf::resampler_node node, bool against_other)
                                                                                 : resampler_node::gated)
                                               : node;
   for (const auto& [kind, n] : {std::pair{filter_kind::bootstrap, 10007}, std::pair{filter_kind::auxiliary, 10007},
-                               std::pair{filter_kind::bootstrap, 1}, std::pair{filter_kind::bootstrap, 257}}) {
+                               std::pair{filter_kind::bootstrap, 1}, std::pair{filter_kind::bootstrap, 257},
+                               std::pair{filter_kind::bootstrap, static_cast<int>(folded_n)},
+                               std::pair{filter_kind::auxiliary, static_cast<int>(folded_n)}}) {
     auto opt = fast_options(static_cast<std::size_t>(n), 42, 0.7, kind);
     opt.jitter = 0.01;
     const std::string what =
