@@ -28,7 +28,8 @@
 // exact_moves (the model's own draws and densities, double particles: the CPU's bits) or, for
 // filter_precision::fast, the model's fast twin (bpf/fast_moves.cuh: float particles,
 // approximate arithmetic), whose draws come from a pool per warp and whose chunk sums are each
-// thread's own, added across a warp in float and across the warps in double (run_chunk_fast).
+// thread's own, added across a warp in float and across the warps in double (run_chunk_fast), and
+// folded by groups of 64 chunks for finish_tick (summary_sink).
 // Refusals (a NaN or +inf log-weight, every weight zero, a refused resampler call) are kept with
 // their tick, and collect() reports the first in the CPU filter's words. The Philox counters are
 // the CPU filter's.
@@ -358,7 +359,9 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
 /// max, and its sums, by the two reductions above: no staging, no second read of the states, no
 /// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
 /// The draws: a warp's particles take their accepted tries in turn from its candidate sequence
-/// (fast::warp_try_pool, a ring of 4 KiB per warp), filled for four rounds at a time.
+/// (fast::warp_try_pool, a ring of 4 KiB per warp), filled for four rounds at a time; those four
+/// rounds' loads go out before the fill, so that its Philox work hides their latency (waiting on
+/// them was the kernel's first stall: 135.6 -> 125.6 us at 2^24 on an H100).
 template <class Moves, class Load, class Step>
 __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, double truth, chunk_draws draws,
                                chunk_summary* out, const Load& load, const Step& step) {
