@@ -186,10 +186,11 @@ __device__ moments lane_total(const moments& mine) {
 /// particles t, t + 512, ...: coalesced), so that small systems still fill much of the GPU, with
 /// two blocks per SM (exact; three in fast mode) so that one's barriers overlap another's work; then
 /// the chunk summary: its max and first NaN / +inf by a block reduction, then its sums.
-/// `move(i, state, drawn)` moves particle i, writes it (state and log-weight) out, sets `state` and
-/// returns its log-weight; `drawn` is what its draw comes from, which run_chunk defines for both
-/// precisions: the accepted polar try of its stream (exact, found first: below) or of its warp's
-/// sequence (fast, fast::warp_try_pool).
+/// A particle's move is `load(i)`, what particle i moves from, then `step(i, in, drawn, state)`,
+/// which moves it, writes it (state and log-weight) out, sets `state` and returns its log-weight
+/// (run_chunk); `drawn` is what its draw comes from, which run_chunk defines for both precisions:
+/// the accepted polar try of its stream (exact, found first: below) or of its warp's sequence (fast,
+/// fast::warp_try_pool).
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
@@ -197,15 +198,15 @@ static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
 template <class Moves>
 constexpr int chunk_blocks_per_sm = Moves::fast ? 3 : 2;
 
-/// Where a chunk's moves draw: no draws (the first stage), or at `step`: exact, particle i from
-/// the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s); fast, from
-/// its warp's pool of tries, whose candidates come from those streams (fast::warp_try_pool).
 /// What a particle's move starts from: its state and the log-weight it carries in (run_chunk).
 template <class Real>
 struct particle_in {
   Real x, w;
 };
 
+/// Where a chunk's moves draw: no draws (the first stage), or at `step`: exact, particle i from
+/// the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s); fast, from
+/// its warp's pool of tries, whose candidates come from those streams (fast::warp_try_pool).
 struct chunk_draws {
   bool any = false;
   std::uint32_t step = 0;
@@ -411,13 +412,13 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
     block_max_and_first_bad<chunk_threads>(unused, my_bad);
   }
   float sw = 0, sw2 = 0, swd = 0, swdd = 0, sbelow = 0;
-  // w = 2^(lw log2 e - m log2 e) by one fma; the PIT's sum only where there is a true state.
+  // The PIT's sum only where there is a true state. (w as one fma, lw log2 e - m log2 e, was tried:
+  // m log2 e rounded to float puts half its ulp into every exponent, wrong weights from |m| ~ 1e7.)
   const auto add = [&](auto has_truth) {
     const auto centre = static_cast<float>(shift), below = static_cast<float>(truth);
-    const float scaled_max = m * fast::log2e;
 #pragma unroll
     for (int k = 0; k < per_thread; ++k) {
-      const float w = fast::ex2(__fmaf_rn(lw[k], fast::log2e, -scaled_max));  // -inf: 0
+      const float w = fast::ex2((lw[k] - m) * fast::log2e);  // -inf: 0
       const float d = x[k] - centre;
       sw += w;
       sw2 = __fmaf_rn(w, w, sw2);

@@ -219,6 +219,27 @@ TEST(CudaFastFilter, ConditionalNodeGivesTheGatedBits) {
   expect_reproducible(resample::bpf::resampler_node::conditional, true);
 }
 
+// Observations far in the tails (linear-Gaussian, tau = 1): log-weights near -5e11, whose
+// exponents must be formed relative to each chunk's max in float without loss (lw log2 e - m log2 e
+// by one fma, tried in session 20, gave NaN from y = 6e4 on). N = folded_n, so through the fold too.
+// The fast log-likelihood within 1e-4 relative of the exact filter's: the two differ by the particle
+// nearest the outlier, about y times a fraction of a state's sd (1e-6 relative here).
+TEST(CudaFastFilter, OutlyingObservationsKeepFiniteWeights) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::vector<double> y = {0.3, 6e4, -0.2, 1e6, 0.1};
+  auto opt = fast_options(folded_n, 8);
+  const auto fast = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(y), opt);
+  opt.precision = filter_precision::exact;
+  const auto exact = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(y), opt);
+  ASSERT_EQ(fast.ticks.size(), y.size());
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    EXPECT_TRUE(std::isfinite(fast.ticks[t].mean) && std::isfinite(fast.ticks[t].sd)) << "tick " << t;
+    EXPECT_GE(fast.ticks[t].ess, 1.0 - 1e-6) << "tick " << t;
+    EXPECT_LE(fast.ticks[t].ess, static_cast<double>(folded_n) * (1.0 + 1e-6)) << "tick " << t;
+  }
+  EXPECT_NEAR(fast.log_likelihood, exact.log_likelihood, 1e-4 * std::fabs(exact.log_likelihood));
+}
+
 // Refusals: fast mode on the CPU filters and with the PTX backend's kernels; observations beyond
 // float's range; all-zero weights with the CPU filter's message.
 TEST(CudaFastFilter, RefusesWhatItCannotRun) {

@@ -160,7 +160,8 @@ struct warp_tries {
 /// and every lane's Philox block counts. When each lane drew from its own stream until it accepted,
 /// its warp waited for the slowest lane: 1.27 blocks per particle (docs/results/bpf.md). Filling
 /// ahead for several rounds at once keeps the Philox code (and its round keys) out of the other
-/// rounds. Every lane of the warp calls, converged.
+/// rounds. Every lane of the warp calls, converged. The ring must be in shared memory (fill stores
+/// to it by its shared-window address).
 class warp_try_pool {
  public:
   /// At most: what fill() may leave waiting (need - 1 + 96) fits in the ring.
