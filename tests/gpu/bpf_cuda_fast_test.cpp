@@ -271,6 +271,11 @@ TEST(CudaFastFilter, RefusesWhatItCannotRun) {
   const std::vector<double> zero_weights = {0.1, 1e30, 0.2};  // every density underflows
   EXPECT_EQ(message([&] { resample::bpf::run_cuda_filter(model, std::span<const double>(zero_weights), opt); }),
             "tick 1: every particle has zero weight");
+  // The same through the folded chunk summaries (every group's max -inf).
+  EXPECT_EQ(message([&] {
+              resample::bpf::run_cuda_filter(model, std::span<const double>(zero_weights), fast_options(folded_n, 3));
+            }),
+            "tick 1: every particle has zero weight");
 }
 
 }  // namespace
