@@ -51,6 +51,7 @@
 #include "resample/bpf/fast_moves.cuh"
 #include "resample/bpf/linear_gaussian_model.hpp"
 #include "resample/bpf/sv_model.hpp"
+#include "resample/cuda/block/order_key.cuh"
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/host.hpp"
 #include "resample/cuda/resample.hpp"
@@ -282,13 +283,6 @@ __device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double*
   if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
 }
 
-/// Order-preserving 32-bit keys of the floats other than NaN (-inf lowest, above key 0), and back.
-__device__ inline unsigned float_key(float f) {
-  const unsigned b = __float_as_uint(f);
-  return (b & 0x80000000u) != 0 ? ~b : b | 0x80000000u;
-}
-__device__ inline float key_float(unsigned k) { return __uint_as_float((k & 0x80000000u) != 0 ? k & 0x7fffffffu : ~k); }
-
 /// The max of a warp's values, in every lane: one instruction (redux.sync) from sm_80 on.
 __device__ inline unsigned warp_max_of(unsigned v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -312,12 +306,12 @@ __device__ inline float max_or_nan(float a, float b) {
 #endif
 }
 
-/// A fast chunk's max log-weight, in every thread: a warp's by warp_max_of on float_key, then the
-/// warps' by warp 0; and whether any thread saw a NaN / +inf, on the way.
+/// A fast chunk's max log-weight, in every thread: a warp's by warp_max_of on cuda::order_key, then
+/// the warps' by warp 0; and whether any thread saw a NaN / +inf, on the way.
 __device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
   __shared__ unsigned warp_max[chunk_threads / 32];
   __shared__ unsigned chunk_max;
-  const unsigned k = warp_max_of(float_key(mine));
+  const unsigned k = warp_max_of(cuda::order_key(mine));
   if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = k;
   any_bad = __syncthreads_or(bad);
   if (threadIdx.x < 32) {
@@ -325,7 +319,22 @@ __device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
     if (threadIdx.x == 0) chunk_max = m;
   }
   __syncthreads();
-  return key_float(chunk_max);
+  return cuda::from_order_key(chunk_max);
+}
+
+/// The sums of the lanes [l - l mod 2 Widest, + 2 Widest) of a warp, in each of them: a butterfly,
+/// each of the five on its own (the fast chunk's warps' sums, a fold's members).
+template <int Widest>
+__device__ inline moments lanes_sum(moments s) {
+#pragma unroll
+  for (int offset = Widest; offset >= 1; offset /= 2) {
+    s.w += __shfl_xor_sync(~0u, s.w, offset);
+    s.w2 += __shfl_xor_sync(~0u, s.w2, offset);
+    s.wd += __shfl_xor_sync(~0u, s.wd, offset);
+    s.wdd += __shfl_xor_sync(~0u, s.wdd, offset);
+    s.below += __shfl_xor_sync(~0u, s.below, offset);
+  }
+  return s;
 }
 
 /// A fast chunk's sums, in thread 0: each warp's by a butterfly in float (each lane's sums are
@@ -343,16 +352,15 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
     for (int j = 0; j < 5; ++j) warp_sums[threadIdx.x / 32][j] = v[j];
   }
   __syncthreads();
-  double t[5] = {};
+  moments t{};
   if (threadIdx.x < 32) {
-#pragma unroll
-    for (int j = 0; j < 5; ++j) {
-      t[j] = threadIdx.x < chunk_threads / 32 ? warp_sums[threadIdx.x][j] : 0.0;
-#pragma unroll
-      for (int offset = chunk_threads / 64; offset >= 1; offset /= 2) t[j] += __shfl_xor_sync(~0u, t[j], offset);
+    if (threadIdx.x < chunk_threads / 32) {
+      const double* mine = warp_sums[threadIdx.x];
+      t = moments{mine[0], mine[1], mine[2], mine[3], mine[4]};
     }
+    t = lanes_sum<chunk_threads / 64>(t);
   }
-  return moments{t[0], t[1], t[2], t[3], t[4]};
+  return t;
 }
 
 /// The fast sums: each thread keeps its particles (state, log-weight) in registers and adds their
@@ -487,13 +495,7 @@ __device__ void fold_group(const summary_sink& sink) {
     const double mj = __ldcg(&member[j].max);
     if (mj > -inf) detail::add_chunk(sum, load_sums(member + j), exp(mj - m));
   }
-  for (int offset = 16; offset >= 1; offset /= 2) {
-    sum.w += __shfl_xor_sync(~0u, sum.w, offset);
-    sum.w2 += __shfl_xor_sync(~0u, sum.w2, offset);
-    sum.wd += __shfl_xor_sync(~0u, sum.wd, offset);
-    sum.wdd += __shfl_xor_sync(~0u, sum.wdd, offset);
-    sum.below += __shfl_xor_sync(~0u, sum.below, offset);
-  }
+  sum = lanes_sum<16>(sum);
   if (threadIdx.x == 0) {
     sink.groups[group] = chunk_summary{m, bad, sum};
     sink.done[group] = 0;  // for the next launch
