@@ -9,8 +9,10 @@
 //   that r_i falls in; multinomial-sorted: the c_K points of that stratum, c_K and the points below
 //   it read from P, written by sorted_points.cu: the Philox blocks over a thread's span of ranks
 //   into its column of shared memory, then each particle's points compared in 32-bit integers), kept
-//   in registers; a^j = i for O^{i-1} <= j < O^i by block::ancestor_writer::write_staged (run starts
-//   marked, a max-scan, coalesced stores; 18 KiB). CPU twins:
+//   in registers; a^j = i for O^{i-1} <= j < O^i by each warp for its own particles
+//   (warp::ancestor_writer: run starts marked, a warp max-scan, coalesced stores; 1,152 bytes a
+//   warp), the O before a warp's first particle from the warp before it through a named barrier
+//   of the two warps, so that no warp waits for its whole block. CPU twins:
 //   resample::cpu::systematic_ancestors / stratified_ancestors (comb_ancestors.hpp), exact_comb per
 //   particle, and multinomial_sorted_ancestors (sorted_points_below per particle): comb_run gives
 //   their bits.
@@ -32,8 +34,6 @@
 namespace resample::cuda::detail {
 namespace {
 
-constexpr int stage_capacity = 2 * tile_items;  // a tile's ancestors, staged when they fit
-constexpr int stage_words = tile_writer::stage_ints(stage_capacity);
 constexpr int sorted_scratch_words = 32;  // per thread: multinomial-sorted's span of ranks, 8 Philox blocks
 
 /// A thread's column of shared memory as count_points_below's scratch: slot s at s x block_threads,
@@ -60,25 +60,20 @@ __global__ void __launch_bounds__(block_threads, 3)
   // systematic's u: drawn on the host, unless the step is only known on the device
   const std::uint32_t U =
       step_from.device && Kind == comb_kind::systematic ? philox_stream(k, shared_index, step).next() : host_U;
-  // The stage and the spill of O (Code 8, after the comb) share their words with multinomial-sorted's
-  // scratch (during it): 26 KiB, or 32 KiB for multinomial-sorted.
-  constexpr int writer_words = stage_words + tile_items;
-  constexpr int scratch_words = Kind == comb_kind::multinomial_sorted ? sorted_scratch_words * block_threads : 0;
-  __shared__ alignas(16) int words[writer_words > scratch_words ? writer_words : scratch_words];
-  int* const stage = words;
-  auto* const O_s = reinterpret_cast<std::uint32_t*>(words + stage_words);
-  __shared__ std::uint64_t O_begin;
-  __shared__ tile_writer::TempStorage<block_threads> writer;
-  if (threadIdx.x == 0) writer.heavy_count = 0;
+  // Multinomial-sorted's scratch, a column per thread (during the comb); each warp's Code 8 stage
+  // (after it), and each warp's last O for the warp after it.
+  __shared__ alignas(16) std::uint32_t scratch[Kind == comb_kind::multinomial_sorted ? sorted_scratch_words * block_threads : 1];
+  __shared__ warp_writer::TempStorage stages[warps_per_tile];
+  __shared__ std::uint32_t warp_last[warps_per_tile];
   const u128 offset = offsets[blockIdx.x];
   const int fraction = st->fraction;
   const double max_lw = st->max_log_w;
-  const int count = static_cast<int>(min(n - begin, static_cast<std::size_t>(tile_items)));
   std::uint32_t O[items_per_thread];
   const auto emit = [&O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); };
   const u128 C_warp = offset + warp_offsets[blockIdx.x * std::size_t{warps_per_tile} + (threadIdx.x >> 5)];
   using estimate = comb_estimate<items_per_thread>;
   using run = comb_run<items_per_thread>;
+  std::uint64_t tile_O_begin = 0;  // the O before the tile, exact (lane 0 of warp 0 only)
   if constexpr (Kind == comb_kind::multinomial_sorted) {
     const sorted_points layout(n);
     const exact_comb comb(st->total, layout.strata());
@@ -86,31 +81,46 @@ __global__ void __launch_bounds__(block_threads, 3)
       const std::uint32_t below = P[K];
       return stratum_points{below, P[K + 1] - below};
     };
-    column_points scratch{reinterpret_cast<std::uint32_t*>(words) + threadIdx.x};
+    column_points column{scratch + threadIdx.x};
     warp_comb(
         x, max_lw, fraction, comb, C_warp, 0.0,
         [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) {
-          return e.multinomial_sorted(k, step, strata, scratch, out);
+          return e.multinomial_sorted(k, step, strata, column, out);
         },
-        [&](const run& r, auto sink) { r.multinomial_sorted(k, step, layout, strata, scratch, sink); }, emit);
-    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : sorted_points_below(comb, layout, offset, k, step, strata);
+        [&](const run& r, auto sink) { r.multinomial_sorted(k, step, layout, strata, column, sink); }, emit);
+    if (threadIdx.x == 0 && begin != 0) tile_O_begin = sorted_points_below(comb, layout, offset, k, step, strata);
   } else if constexpr (Kind == comb_kind::stratified) {
     const exact_comb comb(st->total, n);
     warp_comb(
         x, max_lw, fraction, comb, C_warp, 0.0,
         [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.stratified(k, step, out); },
         [&](const run& r, auto sink) { r.stratified(k, step, sink); }, emit);
-    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.stratified(offset, k, step);
+    if (threadIdx.x == 0 && begin != 0) tile_O_begin = comb.stratified(offset, k, step);
   } else {
     const exact_comb comb(st->total, n);
     warp_comb(
         x, max_lw, fraction, comb, C_warp, U * 2.3283064365386963e-10,
         [](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.systematic(out); },
         [U](const run& r, auto sink) { r.systematic(U, sink); }, emit);
-    if (threadIdx.x == 0) O_begin = begin == 0 ? 0 : comb.systematic(offset, U);
+    if (threadIdx.x == 0 && begin != 0) tile_O_begin = comb.systematic(offset, U);
   }
-  __syncthreads();
-  tile_writer::write_staged<block_threads, stage_capacity>(writer, stage, O_s, O, O_begin, count, begin, a);
+  // Code 8, warp by warp. A warp's runs start where the warp before it ends: warp w - 1 publishes
+  // its last O and arrives at barrier w, which warp w waits on (a named barrier of two warps, so
+  // no warp waits for the rest of its block); the tile's first warp has the exact O before the tile.
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  if (lane == 31) warp_last[warp] = O[items_per_thread - 1];
+  if (warp + 1 < warps_per_tile) asm volatile("bar.arrive %0, 64;" : : "r"(warp + 1) : "memory");
+  std::uint32_t O_begin;
+  if (warp == 0) {
+    O_begin = __shfl_sync(0xffffffffu, static_cast<std::uint32_t>(tile_O_begin), 0);
+  } else {
+    asm volatile("bar.sync %0, 64;" : : "r"(warp) : "memory");
+    O_begin = warp_last[warp - 1];
+  }
+  std::uint32_t start = __shfl_up_sync(0xffffffffu, O[items_per_thread - 1], 1);  // the O before this lane's run
+  if (lane == 0) start = O_begin;
+  const std::uint32_t O_end = __shfl_sync(0xffffffffu, O[items_per_thread - 1], 31);
+  warp_writer::write(stages[warp], O, start, O_begin, O_end, begin + std::size_t{32} * items_per_thread * warp, a);
 }
 
 constexpr int small_threads = 1024;

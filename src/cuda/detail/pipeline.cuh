@@ -34,6 +34,7 @@
 #include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/status.hpp"
+#include "resample/cuda/warp/write_ancestors.cuh"
 #include "temp_storage.hpp"
 
 namespace resample::cuda::detail {
@@ -448,5 +449,7 @@ struct tile_prefix {
 
 /// Code 8 for one tile of particles (block/write_ancestors.cuh), 8 entries per thread.
 using tile_writer = block::ancestor_writer<items_per_thread>;
+/// Code 8 for one warp's 256 particles (warp/write_ancestors.cuh), from registers.
+using warp_writer = warp::ancestor_writer<items_per_thread>;
 
 }  // namespace resample::cuda::detail

@@ -33,13 +33,12 @@ struct ancestor_writer {
   static constexpr std::uint32_t light_offspring = 8 * Items;
 
   /// Shared memory: the list of heavy threads (one entry per thread of the block) and its length,
-  /// and two words per warp.
+  /// and a word per warp.
   template <int BlockThreads>
   struct TempStorage {
     int heavy[BlockThreads];
     int heavy_count;
     int warp_max[BlockThreads / 32];  // write_staged's scan
-    std::uint32_t warp_last[BlockThreads / 32];  // each warp's last O, for write_staged from registers
   };
 
   /// Needs storage.heavy_count == 0, made visible by a barrier (set it once before the first call;
@@ -86,41 +85,6 @@ struct ancestor_writer {
         const std::uint32_t start = m == 0 ? begin : O[m - 1];
         if (O[m] > start) stage[padded(static_cast<int>(start - begin))] = m;
       }
-    }
-    __syncthreads();
-    scan_and_store<BlockThreads, Capacity>(storage, stage, O_begin, static_cast<int>(length), first, a);
-  }
-
-  /// write_staged for O in registers: thread t's O[k] is particle t Items + k's, for every k (a
-  /// particle at or past `count` repeating the O before it, as a zero weight does), so the entry
-  /// before a thread's first comes from its lane neighbour or, across warps, from
-  /// storage.warp_last, and the O array in shared memory that write_staged reads (Items words
-  /// apart from thread to thread, an 8-way bank conflict at Items = 8) is not needed. `O_spill`
-  /// (BlockThreads x Items words) is written only when the offspring do not fit the stage.
-  template <int BlockThreads, int Capacity, class Index>
-  __device__ static void write_staged(TempStorage<BlockThreads>& storage, int* stage, std::uint32_t* O_spill,
-                                      const std::uint32_t (&O)[Items], std::uint64_t O_begin, int count,
-                                      std::size_t first, Index* a) {
-    const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
-    if (lane == 31) storage.warp_last[warp] = O[Items - 1];
-    clear<BlockThreads, Capacity>(stage);
-    __syncthreads();
-    const std::uint64_t length = storage.warp_last[BlockThreads / 32 - 1] - O_begin;
-    if (length > Capacity) {
-#pragma unroll
-      for (int k = 0; k < Items; ++k) O_spill[threadIdx.x * Items + k] = O[k];
-      __syncthreads();
-      write<BlockThreads>(storage, O_spill, O_begin, count, first, a);
-      return;
-    }
-    const auto begin = static_cast<std::uint32_t>(O_begin);
-    std::uint32_t start = __shfl_up_sync(0xffffffffu, O[Items - 1], 1);
-    if (lane == 0) start = warp == 0 ? begin : storage.warp_last[warp - 1];
-    const int m0 = static_cast<int>(threadIdx.x) * Items;
-#pragma unroll
-    for (int k = 0; k < Items; ++k) {
-      if (O[k] > start && m0 + k < count) stage[padded(static_cast<int>(start - begin))] = m0 + k;
-      start = O[k];
     }
     __syncthreads();
     scan_and_store<BlockThreads, Capacity>(storage, stage, O_begin, static_cast<int>(length), first, a);

@@ -17,11 +17,10 @@
 // A chunk is 32 x Items particles, Items consecutive ones per lane. A system of at most
 // ResidentChunks chunks keeps its weights in the warp's shared memory from summarise to the comb
 // (one exp per particle; in registers they cost 64 of them, and the warps in flight with them);
-// a larger one computes them again per chunk. Code 8 in windows of `chunk` offspring: every
-// particle with offspring marks the slot where its run starts, a warp max-scan gives each slot its
-// owner, and the lanes copy the window out contiguously; a window of slots all owned by one
-// particle (a heavy one) costs the same as any other. Shared memory per warp: 33 x Items ints and
-// ResidentChunks x chunk doubles (9,248 bytes with the defaults).
+// a larger one computes them again per chunk. Code 8 by warp::ancestor_writer (write_ancestors.cuh),
+// in windows of `chunk` offspring; a window of slots all owned by one particle (a heavy one) costs
+// the same as any other. Shared memory per warp: 36 x Items ints and ResidentChunks x chunk doubles
+// (9,344 bytes with the defaults).
 #pragma once
 
 #include <cstddef>
@@ -38,6 +37,7 @@
 #include "resample/cuda/block/wide_sum.cuh"
 #include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/status.hpp"
+#include "resample/cuda/warp/write_ancestors.cuh"
 
 namespace resample::cuda::warp {
 
@@ -62,7 +62,7 @@ class resampler {
   static constexpr std::size_t resident_capacity = std::size_t{chunk} * ResidentChunks;
 
   struct TempStorage {
-    int stage[chunk + chunk / 32];  // one pad word per 32: a lane's Items slots and its neighbours' in different banks
+    typename ancestor_writer<Items>::TempStorage writer;  // Code 8's stage
     double w[ResidentChunks * chunk];  // a resident system's weights, [chunk][item][lane]: no bank conflicts
   };
 
@@ -115,10 +115,8 @@ class resampler {
   }
 
  private:
-  static __device__ int padded(int j) { return j + (j >> 5); }
-
   /// Chunk by chunk: C before each lane's run by a warp scan carried from chunk to chunk, O by
-  /// comb_run, a by write().
+  /// comb_run, a by ancestor_writer.
   template <class Comb>
   __device__ void comb_walk(const T* lw, std::size_t n, const summary<T>& s, Index* a, Comb comb_fn) {
     const int lane = static_cast<int>(threadIdx.x & 31);
@@ -146,49 +144,9 @@ class resampler {
       std::uint32_t start = __shfl_up_sync(detail::full_mask, O[Items - 1], 1);  // O before this lane's run
       if (lane == 0) start = O_begin;
       const std::uint32_t O_end = __shfl_sync(detail::full_mask, O[Items - 1], 31);
-      write(O, start, O_begin, O_end, base, a);
+      ancestor_writer<Items>::write(tmp_.writer, O, start, O_begin, O_end, base, a);
       O_begin = O_end;
       carry += block::warp_broadcast(inclusive, 31);
-    }
-  }
-
-  /// Code 8 for a chunk whose particle m (of this lane's run, chunk-local lane * Items + m) owns
-  /// offspring [O[m-1], O[m]) (O[-1] = start), the chunk's offspring being [O_begin, O_end):
-  /// a[j] = first + owner, window by window.
-  __device__ void write(const std::uint32_t (&O)[Items], std::uint32_t start, std::uint32_t O_begin,
-                        std::uint32_t O_end, std::size_t first, Index* a) {
-    const int lane = static_cast<int>(threadIdx.x & 31);
-    int* stage = tmp_.stage;
-    int owner_before = -1;  // the owner of the slot before the window
-    for (std::uint32_t window = O_begin; window < O_end; window += chunk) {
-#pragma unroll
-      for (int k = 0; k < Items; ++k) stage[padded(k * 32 + lane)] = -1;
-      __syncwarp();
-      std::uint32_t lo = start;
-#pragma unroll
-      for (int m = 0; m < Items; ++m) {
-        if (O[m] > lo && lo >= window && lo - window < static_cast<std::uint32_t>(chunk)) {
-          stage[padded(static_cast<int>(lo - window))] = lane * Items + m;
-        }
-        lo = O[m];
-      }
-      __syncwarp();
-      // Inclusive max-scan of the window: Items consecutive slots per lane, then across lanes.
-      int v[Items];
-      int run = owner_before;
-#pragma unroll
-      for (int k = 0; k < Items; ++k) v[k] = run = max(run, stage[padded(lane * Items + k)]);
-      int before = block::warp_inclusive_max(run);  // the max over this lane and those before it
-      before = __shfl_up_sync(detail::full_mask, before, 1);
-      if (lane == 0) before = owner_before;
-#pragma unroll
-      for (int k = 0; k < Items; ++k) stage[padded(lane * Items + k)] = max(before, v[k]);
-      __syncwarp();
-      const int count = static_cast<int>(min(O_end - window, static_cast<std::uint32_t>(chunk)));
-      Index* out = a + window;
-      for (int j = lane; j < count; j += 32) out[j] = static_cast<Index>(first + stage[padded(j)]);
-      owner_before = stage[padded(chunk - 1)];
-      __syncwarp();
     }
   }
 
