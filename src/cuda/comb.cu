@@ -10,7 +10,7 @@
 //   it read from P, written by sorted_points.cu: the Philox blocks over a thread's span of ranks
 //   into its column of shared memory, then each particle's points compared in 32-bit integers), kept
 //   in registers; a^j = i for O^{i-1} <= j < O^i by each warp for its own particles
-//   (warp::ancestor_writer: run starts marked, a warp max-scan, coalesced stores; 1,152 bytes a
+//   (warp::ancestor_writer: run starts marked, a warp max-scan, 16-byte stores; 1,536 bytes a
 //   warp), the O before a warp's first particle from the warp before it through a named barrier
 //   of the two warps, so that no warp waits for its whole block. CPU twins:
 //   resample::cpu::systematic_ancestors / stratified_ancestors (comb_ancestors.hpp), exact_comb per

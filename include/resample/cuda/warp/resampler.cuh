@@ -19,8 +19,8 @@
 // (one exp per particle; in registers they cost 64 of them, and the warps in flight with them);
 // a larger one computes them again per chunk. Code 8 by warp::ancestor_writer (write_ancestors.cuh),
 // in windows of `chunk` offspring; a window of slots all owned by one particle (a heavy one) costs
-// the same as any other. Shared memory per warp: 36 x Items ints and ResidentChunks x chunk doubles
-// (9,344 bytes with the defaults).
+// the same as any other. Shared memory per warp: Code 8's stage (1,536 bytes) and ResidentChunks x
+// chunk doubles (9,728 bytes with the defaults).
 #pragma once
 
 #include <cstddef>
