@@ -46,8 +46,13 @@ struct column_points {
 
 enum class comb_kind { systematic, stratified, multinomial_sorted };
 
+/// Four blocks per multiprocessor (64 registers, a few bytes spilled) where three (80 registers)
+/// had been: at 2^24 the comb took 66, 134 and 249 us (systematic, stratified, multinomial-sorted)
+/// against 73, 144 and 258 (docs/results/gpu.md, session 21).
+inline constexpr int comb_blocks_per_multiprocessor = 4;
+
 template <class T, class Index, comb_kind Kind>
-__global__ void __launch_bounds__(block_threads, 3)
+__global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
     comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets,
               const u128* warp_offsets, key k, step_source step_from, std::uint32_t host_U,
               const std::uint32_t* __restrict__ P, Index* a) {
