@@ -238,6 +238,30 @@ TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
   }
 }
 
+/// Log-weights of huge magnitude, where floats near the max are 32 (3e8) to 2^104 (3e38) apart:
+/// a particle one step below the max has weight e^-32 or less, most are exactly zero once
+/// quantised. The comb's estimated weights must stay within their bound there too (a floor of
+/// max - 87 rounded up to a float is the max itself from 2^30 on, which would estimate every
+/// weight as 1 and decide wrongly with full confidence).
+TEST(CudaExtremes, HugeLogWeightsEqualCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 300000;  // the tiled path
+  for (const float top : {3.0e8f, -3.0e8f, 1.5e9f, -1.5e9f, 3.0e38f}) {
+    std::vector<float> below(4, top);  // the max and the three floats under it
+    for (std::size_t k = 1; k < below.size(); ++k) {
+      below[k] = std::nextafter(below[k - 1], -std::numeric_limits<float>::infinity());
+    }
+    std::vector<float> lw(n);
+    for (std::size_t i = 0; i < n; ++i) lw[i] = below[(i * 7 + i / 5) % below.size()];
+    for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+      std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+      cpu::ancestors(cpu::serial{}, s, view(lw), key{5, 2}, 3, std::span<std::int32_t>(cpu_a));
+      cuda::host::ancestors(s, view(lw), key{5, 2}, 3, std::span<std::int32_t>(gpu_a));
+      EXPECT_EQ(gpu_a, cpu_a) << name(s) << " max " << top;
+    }
+  }
+}
+
 /// Batched systems whose offspring pile up on one or two particles, through both comb kernels: the
 /// warp kernel (systems averaging at most 8192 particles; Code 8 in windows of 256 offspring, so a
 /// heavy particle spans many windows) and the block kernel (larger systems).

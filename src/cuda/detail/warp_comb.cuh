@@ -9,10 +9,7 @@
 //                     ex2.approx (at most 2 ulp from the correctly rounded result, PTX ISA: with
 //                     that rounding, 2.5 2^-23), f's rounding to float (2^-25, so 2^-25 ln 2 on
 //                     2^f), log2(e)'s and the fma's (|d| 2^-52 <= 2^-45 on the exponent): below
-//                     2^-21.6. For d >= -87 (k >= -126: no exponent wraps), which estimate_floor
-//                     ensures: a log-weight below it (w < 2^-125, -inf included) is estimated as if
-//                     at the floor, off by less than 2^-124 absolute, inside comb_estimate's
-//                     allowance for weights below 2^-100.
+//                     2^-21.6. Below d = -87 (w < 2^-125, -inf included) it gives 0.
 //   warp_comb         each lane's 8 estimated weights, a warp scan of their sums in double (the
 //                     exclusive sum from lane - 1's inclusive one, so that every sum is of positive
 //                     terms), comb_estimate from the warp's exact C (tile offset + the tile pass's
@@ -36,31 +33,20 @@ namespace resample::cuda::detail {
 /// is below 2^-21.6).
 inline constexpr double estimated_weight_error = 4.76837158203125e-07;
 
-/// The least T at or above max_lw - 87 (both roundings upward), so that every log-weight at or
-/// above it has d = lw - max_lw >= -87; the weights are estimated from max(lw, floor). In float
-/// that clamp is one instruction, where a clamp of d in double and a select of 0 after the exp
-/// took six (FP64 min and select are each a compare and two selects on this GPU).
-template <class T>
-__device__ T estimate_floor(double max_lw) {
-  const double floor = __dsub_ru(max_lw, 87.0);
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return __double2float_ru(floor);
-  } else {
-    return floor;
-  }
-}
-
-/// e^d for d in [-87, 0].
 __device__ inline double estimated_weight(double d) {
   constexpr double log2e = 1.4426950408889634;
   constexpr double shifter = 6755399441055744.0;  // 1.5 2^52: adding it rounds to an integer
-  const double shifted = __fma_rn(d, log2e, shifter);
-  const float f = __double2float_rn(__fma_rn(d, log2e, -(shifted - shifter)));
+  // Computed on max(d, -87), so that k >= -126 (2^k a normal double), and replaced by 0 below it:
+  // a select, where a branch per weight cost a divergence barrier each.
+  const double in_range = fmax(d, -87.0);
+  const double shifted = __fma_rn(in_range, log2e, shifter);
+  const float f = __double2float_rn(__fma_rn(in_range, log2e, -(shifted - shifter)));
   float p;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(p) : "f"(f));
   const double e = static_cast<double>(p);
   const int k = __double2loint(shifted);  // the low word of shifted holds k (two's complement)
-  return __hiloint2double(__double2hiint(e) + k * (1 << 20), __double2loint(e));
+  const double w = __hiloint2double(__double2hiint(e) + k * (1 << 20), __double2loint(e));
+  return d >= -87.0 ? w : 0.0;
 }
 
 /// One warp's run of 32 x items_per_thread particles (lane l owns items l * items ..): emit(m, O)
@@ -72,13 +58,10 @@ template <class T, class Decide, class Exact, class Emit>
 __device__ void warp_comb(const T (&x)[items_per_thread], double max_lw, int fraction, const exact_comb& comb,
                           u128 C_warp, double minus_u, Decide decide, Exact exact, Emit emit) {
   const int lane = static_cast<int>(threadIdx.x & 31);
-  const T floor = estimate_floor<T>(max_lw);
   double v[items_per_thread];
   double sum = 0;
 #pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) {
-    sum += v[m] = estimated_weight(static_cast<double>(max(x[m], floor)) - max_lw);
-  }
+  for (int m = 0; m < items_per_thread; ++m) sum += v[m] = estimated_weight(static_cast<double>(x[m]) - max_lw);
   double inclusive = sum;
 #pragma unroll
   for (int d = 1; d < 32; d *= 2) {
