@@ -67,7 +67,8 @@ __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
       step_from.device && Kind == comb_kind::systematic ? philox_stream(k, shared_index, step).next() : host_U;
   // Multinomial-sorted's scratch, a column per thread (during the comb); each warp's Code 8 stage
   // (after it), and each warp's last O for the warp after it.
-  __shared__ alignas(16) std::uint32_t scratch[Kind == comb_kind::multinomial_sorted ? sorted_scratch_words * block_threads : 1];
+  constexpr int scratch_words = Kind == comb_kind::multinomial_sorted ? sorted_scratch_words * block_threads : 1;
+  __shared__ alignas(16) std::uint32_t scratch[scratch_words];
   __shared__ warp_writer::TempStorage stages[warps_per_tile];
   __shared__ std::uint32_t warp_last[warps_per_tile];
   const u128 offset = offsets[blockIdx.x];
