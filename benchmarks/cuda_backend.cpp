@@ -2,6 +2,8 @@
 // memory (float log-weights in, int32 ancestors out, the paper's weights), launch included.
 //
 //   cuda/<scheme>/float/exact/<N>       every scheme, N = 2^10 .. 2^26 (SSP, sequential: to 2^16)
+//   cuda/<scheme>/float/skewed/<N>      systematic, stratified, multinomial-sorted, N = 2^20 and
+//                                       2^24: two particles hold every weight (heavy runs)
 //   cuda/batched/<scheme>/4096x1024     4096 systems of 1024 particles: a warp each (systematic,
 //                                       stratified), a block each (the chains)
 //   cuda/graph/systematic/<N>           the call captured once in a CUDA graph, the graph replayed
@@ -14,8 +16,10 @@
 // call, whose systems stay on chip between passes), copy_GBps (measured here, once) and
 // pct_copy_bw = bytes_moved / time / copy_GBps.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,9 +49,24 @@ const float* device_weights(std::size_t n, double y) {
   return slot->data();
 }
 
+/// Degenerate log-weights: one particle at 0 in the middle, 0.5 below it beside it, and every
+/// other -inf, so that two particles share all N offspring (a heavy run far longer than a tile).
+const float* skewed_weights(std::size_t n) {
+  static std::map<std::size_t, std::unique_ptr<cuda::host::device_vector<float>>> cache;
+  auto& slot = cache[n];
+  if (!slot) {
+    std::vector<float> f(n, -std::numeric_limits<float>::infinity());
+    f[n / 2] = 0.0f;
+    f[n / 2 + 1] = -0.5f;
+    slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
+  }
+  return slot->data();
+}
+
+/// y < 0: the skewed weights above; otherwise the paper's of dispersion y.
 void single(benchmark::State& state, scheme s, double y, const resample::options& opt) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const float* lw = device_weights(n, y);
+  const float* lw = y < 0 ? skewed_weights(n) : device_weights(n, y);
   cuda::host::device_vector<std::int32_t> a(n);
   cuda::workspace ws;
   ws.ancestors(s, lw, n, resample::key{1, 0}, 0, a.data(), opt);  // allocates once
@@ -146,6 +165,11 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("cuda/" + name + "/float/exact").c_str(), [s](benchmark::State& st) {
       single(st, s, 2.0, {});
     })->RangeMultiplier(4)->Range(1 << 10, largest)->UseManualTime()->Unit(benchmark::kMicrosecond);
+  }
+  for (const auto s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+    benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/skewed").c_str(),
+                                 [s](benchmark::State& st) { single(st, s, -1.0, {}); })
+        ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   for (const auto s : {scheme::systematic, scheme::stratified, scheme::metropolis, scheme::megopolis, scheme::rejection}) {
     benchmark::RegisterBenchmark(("cuda/batched/" + std::string(resample::name(s)) + "/4096x1024").c_str(),
