@@ -12,7 +12,8 @@
 //   in registers; a^j = i for O^{i-1} <= j < O^i by each warp for its own particles
 //   (warp::ancestor_writer: run starts marked, a warp max-scan, 16-byte stores; 1,536 bytes a
 //   warp), the O before a warp's first particle from the warp before it through a named barrier
-//   of the two warps, so that no warp waits for its whole block. CPU twins:
+//   of the two warps, so that no warp waits for its whole block; a heavy particle's whole rows of
+//   offspring (16384 or more) published for every warp still running to fill (heavy_run). CPU twins:
 //   resample::cpu::systematic_ancestors / stratified_ancestors (comb_ancestors.hpp), exact_comb per
 //   particle, and multinomial_sorted_ancestors (sorted_points_below per particle): comb_run gives
 //   their bits.
@@ -46,6 +47,84 @@ struct column_points {
 
 enum class comb_kind { systematic, stratified, multinomial_sorted };
 
+/// A heavy particle's whole rows of offspring (warp::ancestor_writer's fill), handed from the warp
+/// that found them to the warps still running: at 2^24 with two particles owning every offspring,
+/// their one warp alone stored them in 1.1 ms (session 22, H200) against 75 us for the whole comb
+/// on random weights. A warp publishes the run in a slot, then its bit in
+/// device_status::heavy_runs_ready (release: a fence, then the atomic). Each warp, when its
+/// block's particles are written, takes chunks of every published run by an atomic count until
+/// none is left; the run's publisher is one of those warps, so every run is finished. A warp
+/// reads the bits before its own Code 8 (the read's latency hidden, not added to every block's
+/// end) and its block's own publications after it, so that when no later block is left (at 2^20
+/// the whole grid is resident at once) the finding block's eight warps share the run.
+struct heavy_run {
+  unsigned long long first;    // a's index of its first slot (16-byte aligned)
+  std::uint32_t count;         // slots, a multiple of 128
+  std::uint32_t owner;         // the particle
+  std::uint32_t chunks_taken;  // chunks claimed, by atomicAdd (may pass the chunk count)
+};
+constexpr std::uint32_t heavy_slots = 32;    // a bit each in heavy_runs_ready; later runs, their warp's stores
+constexpr std::uint32_t heavy_min = 16384;   // shorter fills are the warp's own (about 2 us at most)
+constexpr std::uint32_t heavy_chunk = 8192;  // slots a warp takes at once (32 KB of int32)
+
+/// warp_writer's `defer`: a fill of heavy_min slots or more published, while slots last.
+struct publish_heavy_run {
+  device_status* st;
+  heavy_run* runs;
+  __device__ bool operator()(std::size_t first, std::uint32_t count, std::uint32_t owner) const {
+    if (count < heavy_min) return false;
+    std::uint32_t slot = heavy_slots;
+    if ((threadIdx.x & 31) == 0) {
+      const std::uint32_t s = atomicAdd(&st->heavy_runs_reserved, 1u);
+      if (s < heavy_slots) {
+        runs[s] = heavy_run{first, count, owner, 0};
+        __threadfence();
+        atomicOr(&st->heavy_runs_ready, 1u << s);
+        slot = s;
+      }
+    }
+    return __shfl_sync(0xffffffffu, slot, 0) < heavy_slots;
+  }
+};
+
+/// The published runs' bits, as a warp sees them now (lane 0 reads, all lanes get them).
+__device__ std::uint32_t heavy_runs_ready(const device_status* st) {
+  std::uint32_t ready = 0;
+  if ((threadIdx.x & 31) == 0) ready = *static_cast<const volatile std::uint32_t*>(&st->heavy_runs_ready);
+  return __shfl_sync(0xffffffffu, ready, 0);
+}
+
+/// A warp's share of the published heavy runs (all lanes, converged), when `look` (some run was
+/// published before the warp's Code 8, or by its block): chunk by chunk until each run's chunks are
+/// all claimed. Runs published later are left to later warps and to their publishers.
+template <class Index>
+__device__ void fill_heavy_runs(device_status* st, heavy_run* runs, Index* a, bool look) {
+  if (!look) return;
+  const bool leader = (threadIdx.x & 31) == 0;
+  std::uint32_t ready = heavy_runs_ready(st);
+  __threadfence();  // acquire: the runs whose bits were read
+  while (ready != 0) {
+    const int s = __ffs(static_cast<int>(ready)) - 1;
+    ready &= ready - 1;
+    const unsigned long long first = __ldcg(&runs[s].first);
+    const std::uint32_t count = __ldcg(&runs[s].count), owner = __ldcg(&runs[s].owner);
+    const std::uint32_t chunks = (count + heavy_chunk - 1) / heavy_chunk;
+    for (;;) {
+      // Every warp of the grid may look at a run: the first to find it spent clears its bit, and
+      // the rest read before they claim (53,000 failed claims on two runs cost 110 us at 2^24).
+      std::uint32_t c = chunks;
+      if (leader && __ldcg(&runs[s].chunks_taken) < chunks) {
+        c = atomicAdd(&runs[s].chunks_taken, 1u);
+        if (c == chunks) atomicAnd(&st->heavy_runs_ready, ~(1u << s));
+      }
+      c = __shfl_sync(0xffffffffu, c, 0);
+      if (c >= chunks) break;
+      const std::uint32_t from = c * heavy_chunk;
+      warp_writer::fill_rows(a + first + from, min(heavy_chunk, count - from), owner);
+    }
+  }
+}
+
 /// Four blocks per multiprocessor (64 registers, a few bytes spilled) where three (80 registers)
 /// had been: at 2^24 the comb took 66, 134 and 249 us (systematic, stratified, multinomial-sorted)
 /// against 73, 144 and 258 (docs/results/gpu.md, session 21).
@@ -53,9 +132,9 @@ inline constexpr int comb_blocks_per_multiprocessor = 4;
 
 template <class T, class Index, comb_kind Kind>
 __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
-    comb_pass(const T* __restrict__ lw, std::size_t n, const device_status* st, const u128* offsets,
+    comb_pass(const T* __restrict__ lw, std::size_t n, device_status* st, const u128* offsets,
               const u128* warp_offsets, key k, step_source step_from, std::uint32_t host_U,
-              const std::uint32_t* __restrict__ P, Index* a) {
+              const std::uint32_t* __restrict__ P, heavy_run* heavy, Index* a) {
   const std::size_t begin = blockIdx.x * std::size_t{tile_items};
   T x[items_per_thread];
   block::load_blocked(lw, begin + threadIdx.x * items_per_thread, n, x);  // while the passes before end
@@ -126,7 +205,14 @@ __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
   std::uint32_t start = __shfl_up_sync(0xffffffffu, O[items_per_thread - 1], 1);  // the O before this lane's run
   if (lane == 0) start = O_begin;
   const std::uint32_t O_end = __shfl_sync(0xffffffffu, O[items_per_thread - 1], 31);
-  warp_writer::write(stages[warp], O, start, O_begin, O_end, begin + std::size_t{32} * items_per_thread * warp, a);
+  // lane 0's read, not yet waited for: a shuffle here would add its latency before the writes
+  const std::uint32_t seen = lane == 0 ? *static_cast<const volatile std::uint32_t*>(&st->heavy_runs_ready) : 0;
+  const bool published = warp_writer::write(stages[warp], O, start, O_begin, O_end,
+                                            begin + std::size_t{32} * items_per_thread * warp, a,
+                                            publish_heavy_run{st, heavy});
+  // the block's publications (a block's warps leave the multiprocessor together anyway)
+  const bool mine = __syncthreads_or(published) != 0;
+  fill_heavy_runs(st, heavy, a, __any_sync(0xffffffffu, seen != 0) || mine);
 }
 
 constexpr int small_threads = 1024;
@@ -174,6 +260,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   auto* st = c.take<device_status>(1);
   auto* sums = c.take<u128>(tiles);
   auto* warp_offsets = c.take<u128>(tiles * warps_per_tile);
+  auto* heavy = c.take<heavy_run>(heavy_slots);
   std::uint32_t* P = sorted ? c.take<std::uint32_t>(sorted_points(n).strata() + 1) : nullptr;
   void* points_temp = sorted ? c.take<char>(points_before_strata(nullptr, n, k, step, st, P, stream)) : nullptr;
   if (d_temp == nullptr) return c.bytes();
@@ -191,15 +278,15 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   if (sorted) {
     points_before_strata(points_temp, n, k, step, st, P, stream);
     launch_early("comb_pass", comb_pass<T, Index, comb_kind::multinomial_sorted>, grid, block_threads, 0, stream, lw,
-                 n, st, sums, warp_offsets, k, step, 0u, P, a);
+                 n, st, sums, warp_offsets, k, step, 0u, P, heavy, a);
   } else if (s == scheme::stratified) {
     launch_early("comb_pass", comb_pass<T, Index, comb_kind::stratified>, grid, block_threads, 0, stream, lw, n, st,
-                 sums, warp_offsets, k, step, 0u, nullptr, a);
+                 sums, warp_offsets, k, step, 0u, nullptr, heavy, a);
   } else {
     // systematic's u, drawn once on the host (0 and unused when the step is on the device)
     const std::uint32_t U = step.device ? 0 : philox_stream(k, shared_index, step.value).next();
     launch_early("comb_pass", comb_pass<T, Index, comb_kind::systematic>, grid, block_threads, 0, stream, lw, n, st,
-                 sums, warp_offsets, k, step, U, nullptr, a);
+                 sums, warp_offsets, k, step, U, nullptr, heavy, a);
   }
   return c.bytes();
 }

@@ -3,6 +3,7 @@
 // the batched call, each equal bit for bit to resample::cpu; the raw two-phase API (temp sizes,
 // a stream, nothing written on bad input, capture in a CUDA graph and replay); sizes around the
 // 2048-particle tile and large N; skewed weights that put every offspring in one tile.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -234,6 +235,51 @@ TEST(CudaSkewed, AllOffspringInOneTileEqualCpu) {
       cpu::ancestors(cpu::serial{}, s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(cpu_a));
       cuda::host::ancestors(s, view(lw), key{1, 1}, 2, std::span<std::int32_t>(gpu_a));
       EXPECT_EQ(gpu_a, cpu_a) << name(s) << " N = " << n;
+    }
+  }
+}
+
+/// Runs of offspring whose lengths straddle Code 8's rows (128 slots) and windows (384) inside one
+/// warp's particles and across warps: the heavy-run fill (whole rows without a run start, stored
+/// plainly) meets the marked windows at every kind of boundary. Systematic and stratified give
+/// particle i floor or ceil of N w_i offspring, so the lengths are the weights' to within one.
+TEST(CudaSkewed, RunsAcrossRowsAndWindowsEqualCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = 300000;
+  const std::vector<double> lengths = {1,   127, 128, 129,  255,  256,  257,  383,   384,  385,
+                                       386, 511, 640, 1023, 1151, 5000, 5003, 40000, 70001};
+  for (const std::size_t spacing : {std::size_t{1}, std::size_t{3}, std::size_t{301}}) {  // one warp .. many
+    std::vector<float> lw(n, -std::numeric_limits<float>::infinity());
+    double rest = static_cast<double>(n);
+    for (std::size_t k = 0; k < lengths.size(); ++k) {
+      lw[1000 + spacing * k] = static_cast<float>(std::log(lengths[k]));
+      rest -= lengths[k];
+    }
+    lw[n - 5] = static_cast<float>(std::log(rest));  // the rest, in the last tile
+    for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+      std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+      cpu::ancestors(cpu::serial{}, s, view(lw), key{9, 4}, 1, std::span<std::int32_t>(cpu_a));
+      cuda::host::ancestors(s, view(lw), key{9, 4}, 1, std::span<std::int32_t>(gpu_a));
+      EXPECT_EQ(gpu_a, cpu_a) << name(s) << " spacing " << spacing;
+    }
+  }
+}
+
+/// 64 particles of equal weight and no other: 2^15 offspring each, every run long enough to be
+/// handed to the whole grid (comb.cu's heavy runs), more runs than the 32 slots, so that the later
+/// ones are filled by their own warps.
+TEST(CudaSkewed, MoreHeavyRunsThanSlotsEqualCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = std::size_t{1} << 21;
+  std::vector<float> lw(n, -std::numeric_limits<float>::infinity());
+  for (std::size_t k = 0; k < 64; ++k) lw[k * (n / 64) + 5 * k] = 0.0f;
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+    std::vector<std::int32_t> cpu_a(n), gpu_a(n);
+    cpu::ancestors(cpu::serial{}, s, view(lw), key{2, 8}, 6, std::span<std::int32_t>(cpu_a));
+    cuda::host::ancestors(s, view(lw), key{2, 8}, 6, std::span<std::int32_t>(gpu_a));
+    EXPECT_EQ(gpu_a, cpu_a) << name(s);
+    if (s == scheme::systematic) {
+      EXPECT_EQ(std::count(cpu_a.begin(), cpu_a.end(), 0), std::ptrdiff_t{1} << 15);
     }
   }
 }

@@ -52,6 +52,9 @@ struct device_status {
   std::uint32_t shared_word;       ///< systematic's U: the first word of Philox at (shared_index, step)
   std::uint32_t exp_mode;          ///< 1: options::fast_exp (the weights by ex2.approx), else 0
   std::uint32_t blocks_done;        ///< the batched call: blocks finished (the last one writes the verdict)
+  // The comb's heavy runs (src/cuda/comb.cu): slots reserved, and a bit per slot whose run is published.
+  std::uint32_t heavy_runs_reserved;
+  std::uint32_t heavy_runs_ready;
 };
 
 /// Waits for `stream`, reads the verdict at the start of `d_temp` and throws invalid_input (with

@@ -12,9 +12,13 @@
 // padding, a scan inside the vector and then across the lanes, and one 16-byte store of four
 // ancestors (a warp store is 512 contiguous bytes; windows start where a + j is 16-byte aligned,
 // and the vectors that straddle the run's ends are stored element by element). A window has only
-// the rows its slots need. Only __syncwarp: a block's warps write their runs independently. A
-// heavy particle (offspring across several windows) costs the windows it spans, shared by the
-// whole warp.
+// the rows its slots need. Only __syncwarp: a block's warps write their runs independently.
+//
+// A heavy particle, one whose offspring cover whole rows with no run starting in them, has those
+// rows filled with its index by plain 16-byte stores, no marks and no scan. The caller may take
+// such a fill over (`defer`, given its first slot as an offset from a, its length, a multiple of
+// 128, and the owner; true if taken): one warp alone stores at a fraction of the device's rate,
+// and a particle can own all N offspring.
 #pragma once
 
 #include <cstddef>
@@ -31,10 +35,62 @@ struct ancestor_writer {
     alignas(16) std::uint32_t stage[window];
   };
 
-  /// Every lane of the warp calls, converged. N < 2^32: the marks are the particles' indices.
+  /// A fill kept by the writer.
+  struct fill_here {
+    __device__ bool operator()(std::size_t, std::uint32_t, std::uint32_t) const { return false; }
+  };
+
+  /// Every lane of the warp calls, converged (and calls `defer` converged, for a warp-wide answer).
+  /// N < 2^32: the marks are the particles' indices. True (in every lane) if `defer` took a fill.
+  template <class Index, class Defer = fill_here>
+  __device__ static bool write(TempStorage& tmp, const std::uint32_t (&O)[Items], std::uint32_t start,
+                               std::uint32_t O_begin, std::uint32_t O_end, std::size_t first, Index* a,
+                               Defer defer = {}) {
+    // A row can be filled only inside a run longer than a row. Warps with one take a copy of the
+    // loop with the fill, out of line: inline, its test in every window cost 8 to 10 us of the
+    // call's 149 at 2^24 on random weights, where no warp fills (session 22, H200).
+    bool long_run = false;
+    std::uint32_t lo = start;
+#pragma unroll
+    for (int m = 0; m < Items; ++m) {
+      long_run |= O[m] - lo > static_cast<std::uint32_t>(row);
+      lo = O[m];
+    }
+    if (__any_sync(0xffffffffu, long_run)) {
+      runs r;
+#pragma unroll
+      for (int m = 0; m < Items; ++m) r.O[m] = O[m];
+      return write_with_fills(tmp, r, start, O_begin, O_end, first, a, defer);
+    }
+    return windows<false>(tmp, O, start, O_begin, O_end, first, a, defer);
+  }
+
+  /// p[0, count) = owner, for 16-byte aligned p and count a multiple of 128: one 16-byte store per
+  /// lane and row, the warp's 32 lanes converged.
   template <class Index>
-  __device__ static void write(TempStorage& tmp, const std::uint32_t (&O)[Items], std::uint32_t start,
-                               std::uint32_t O_begin, std::uint32_t O_end, std::size_t first, Index* a) {
+  __device__ static void fill_rows(Index* p, std::uint32_t count, std::uint32_t owner) {
+    const std::uint32_t v[4] = {owner, owner, owner, owner};
+#pragma unroll 4
+    for (std::uint32_t j = 4 * (threadIdx.x & 31); j < count; j += row) store_vector(p + j, v);
+  }
+
+ private:
+  /// O by value, for the out-of-line call.
+  struct runs {
+    std::uint32_t O[Items];
+  };
+
+  template <class Index, class Defer>
+  __device__ __noinline__ static bool write_with_fills(TempStorage& tmp, runs r, std::uint32_t start,
+                                                       std::uint32_t O_begin, std::uint32_t O_end, std::size_t first,
+                                                       Index* a, Defer defer) {
+    return windows<true>(tmp, r.O, start, O_begin, O_end, first, a, defer);
+  }
+
+  template <bool Fills, class Index, class Defer>
+  __device__ __forceinline__ static bool windows(TempStorage& tmp, const std::uint32_t (&O)[Items], std::uint32_t start,
+                                                 std::uint32_t O_begin, std::uint32_t O_end, std::size_t first,
+                                                 Index* a, Defer defer) {
     static_assert(sizeof(Index) == 4 || sizeof(Index) == 8, "32- or 64-bit indices");
     const int lane = static_cast<int>(threadIdx.x & 31);
     std::uint32_t* const stage = tmp.stage;
@@ -46,8 +102,36 @@ struct ancestor_writer {
     std::uint32_t base = O_begin - static_cast<std::uint32_t>(lead);  // slots are offsets from it (mod 2^32)
     Index* out = a + O_begin - lead;
     std::uint32_t owner_before = 0;  // the owner of the slot before the row
+    bool deferred = false;
     for (std::uint64_t left = std::uint64_t{O_end - O_begin} + static_cast<std::uint64_t>(lead);
          left > static_cast<std::uint64_t>(lead);) {
+      if (Fills && left > window) {
+        // A heavy run: where no particle's run starts for whole rows, every slot is owner_before's,
+        // stored without marks or scans (a window is about 120 instructions a lane; a row of the
+        // fill, one store). Never in the first window, whose slot `lead` is marked.
+        std::uint32_t next = ~0u;  // the offset of the first run start at or after base
+        std::uint32_t lo = start;
+#pragma unroll
+        for (int m = 0; m < Items; ++m) {
+          // a start before base wraps above every start after it (O_end - lo < 2^32)
+          if (O[m] > lo) next = min(next, lo - base);
+          lo = O[m];
+        }
+#pragma unroll
+        for (int d = 16; d >= 1; d /= 2) next = min(next, __shfl_xor_sync(0xffffffffu, next, d));
+        const auto fill = static_cast<std::uint32_t>((next < left ? std::uint64_t{next} : left) / row * row);
+        if (fill != 0) {
+          if (defer(static_cast<std::size_t>(out - a), fill, owner_before)) {
+            deferred = true;
+          } else {
+            fill_rows(out, fill, owner_before);
+          }
+          left -= fill;
+          base += fill;
+          out += fill;
+          continue;
+        }
+      }
       const int used = left < window ? static_cast<int>(left) : window;  // the window's slots, from its first
       const int rows = (used + row - 1) / row;
 #pragma unroll
@@ -96,9 +180,9 @@ struct ancestor_writer {
       out += window;
       lead = 0;  // the next windows write from their first slot
     }
+    return deferred;
   }
 
- private:
   template <class Index>
   __device__ static void store_vector(Index* p, const std::uint32_t (&v)[4]) {
     if constexpr (sizeof(Index) == 4) {
