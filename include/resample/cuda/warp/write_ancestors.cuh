@@ -14,15 +14,18 @@
 // and the vectors that straddle the run's ends are stored element by element). A window has only
 // the rows its slots need. Only __syncwarp: a block's warps write their runs independently.
 //
-// A heavy particle, one whose offspring cover whole rows with no run starting in them, has those
-// rows filled with its index by plain 16-byte stores, no marks and no scan. The caller may take
-// such a fill over (`defer`, given its first slot as an offset from a, its length, a multiple of
-// 128, and the owner; true if taken): one warp alone stores at a fraction of the device's rate,
-// and a particle can own all N offspring.
+// With a `defer` (the comb's), a heavy particle, one whose offspring cover whole rows with no run
+// starting in them, has those rows filled with its index by plain 16-byte stores, no marks and no
+// scan, or handed to `defer` (given the first slot as an offset from a, the length, a multiple of
+// 128, and the owner; true if it takes the fill): one warp alone stores at a fraction of the
+// device's rate, and a particle can own all N offspring. Without one (the batched call, whose
+// systems bound a warp's windows), only windows: the fill's copy of the loop added 34 bytes of
+// spill stores to the batched warp kernel.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace resample::cuda::warp {
 
@@ -35,32 +38,34 @@ struct ancestor_writer {
     alignas(16) std::uint32_t stage[window];
   };
 
-  /// A fill kept by the writer.
-  struct fill_here {
+  /// No fills: windows only.
+  struct windows_only {
     __device__ bool operator()(std::size_t, std::uint32_t, std::uint32_t) const { return false; }
   };
 
   /// Every lane of the warp calls, converged (and calls `defer` converged, for a warp-wide answer).
   /// N < 2^32: the marks are the particles' indices. True (in every lane) if `defer` took a fill.
-  template <class Index, class Defer = fill_here>
+  template <class Index, class Defer = windows_only>
   __device__ static bool write(TempStorage& tmp, const std::uint32_t (&O)[Items], std::uint32_t start,
                                std::uint32_t O_begin, std::uint32_t O_end, std::size_t first, Index* a,
                                Defer defer = {}) {
-    // A row can be filled only inside a run longer than a row. Warps with one take a copy of the
-    // loop with the fill, out of line: inline, its test in every window cost 8 to 10 us of the
-    // call's 149 at 2^24 on random weights, where no warp fills (session 22, H200).
-    bool long_run = false;
-    std::uint32_t lo = start;
+    if constexpr (!std::is_same_v<Defer, windows_only>) {
+      // A row can be filled only inside a run longer than a row. Warps with one take a copy of the
+      // loop with the fill, out of line: inline, its test in every window cost 8 to 10 us of the
+      // call's 149 at 2^24 on random weights, where no warp fills (session 22, H200).
+      bool long_run = false;
+      std::uint32_t lo = start;
 #pragma unroll
-    for (int m = 0; m < Items; ++m) {
-      long_run |= O[m] - lo > static_cast<std::uint32_t>(row);
-      lo = O[m];
-    }
-    if (__any_sync(0xffffffffu, long_run)) {
-      runs r;
+      for (int m = 0; m < Items; ++m) {
+        long_run |= O[m] - lo > static_cast<std::uint32_t>(row);
+        lo = O[m];
+      }
+      if (__any_sync(0xffffffffu, long_run)) {
+        runs r;
 #pragma unroll
-      for (int m = 0; m < Items; ++m) r.O[m] = O[m];
-      return write_with_fills(tmp, r, start, O_begin, O_end, first, a, defer);
+        for (int m = 0; m < Items; ++m) r.O[m] = O[m];
+        return write_with_fills(tmp, r, start, O_begin, O_end, first, a, defer);
+      }
     }
     return windows<false>(tmp, O, start, O_begin, O_end, first, a, defer);
   }
