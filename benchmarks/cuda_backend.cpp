@@ -4,6 +4,8 @@
 //   cuda/<scheme>/float/exact/<N>       every scheme, N = 2^10 .. 2^26 (SSP, sequential: to 2^16)
 //   cuda/<scheme>/float/skewed/<N>      systematic, stratified, multinomial-sorted, N = 2^20 and
 //                                       2^24: two particles hold every weight (heavy runs)
+//   cuda/<scheme>/float/heavy<K>/<N>    the same schemes, N = 2^24: K = 32 or 512 particles of
+//                                       equal weight, every other -inf
 //   cuda/batched/<scheme>/4096x1024     4096 systems of 1024 particles: a warp each (systematic,
 //                                       stratified), a block each (the chains)
 //   cuda/graph/systematic/<N>           the call captured once in a CUDA graph, the graph replayed
@@ -21,6 +23,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -63,10 +66,25 @@ const float* skewed_weights(std::size_t n) {
   return slot->data();
 }
 
-/// y < 0: the skewed weights above; otherwise the paper's of dispersion y.
+/// K particles of equal weight, spread evenly, and every other -inf: K heavy runs of N / K.
+const float* heavy_weights(std::size_t n, std::size_t K) {
+  static std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<cuda::host::device_vector<float>>> cache;
+  auto& slot = cache[{n, K}];
+  if (!slot) {
+    std::vector<float> f(n, -std::numeric_limits<float>::infinity());
+    for (std::size_t j = 0; j < K; ++j) f[j * (n / K) + 5 * j] = 0.0f;
+    slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
+  }
+  return slot->data();
+}
+
+/// y = -1: the skewed weights above; y = -K (K >= 2): K heavy particles; otherwise the paper's
+/// weights of dispersion y.
 void single(benchmark::State& state, scheme s, double y, const resample::options& opt) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const float* lw = y < 0 ? skewed_weights(n) : device_weights(n, y);
+  const float* lw = y == -1.0 ? skewed_weights(n)
+                    : y < 0   ? heavy_weights(n, static_cast<std::size_t>(-y))
+                              : device_weights(n, y);
   cuda::host::device_vector<std::int32_t> a(n);
   cuda::workspace ws;
   ws.ancestors(s, lw, n, resample::key{1, 0}, 0, a.data(), opt);  // allocates once
@@ -170,6 +188,12 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/skewed").c_str(),
                                  [s](benchmark::State& st) { single(st, s, -1.0, {}); })
         ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    for (const int K : {32, 512}) {  // more heavy runs than the comb's 32 slots, or as many
+      benchmark::RegisterBenchmark(
+          ("cuda/" + std::string(resample::name(s)) + "/float/heavy" + std::to_string(K)).c_str(),
+          [s, K](benchmark::State& st) { single(st, s, -static_cast<double>(K), {}); })
+          ->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    }
   }
   for (const auto s : {scheme::systematic, scheme::stratified, scheme::metropolis, scheme::megopolis, scheme::rejection}) {
     benchmark::RegisterBenchmark(("cuda/batched/" + std::string(resample::name(s)) + "/4096x1024").c_str(),

@@ -59,12 +59,12 @@ enum class comb_kind { systematic, stratified, multinomial_sorted };
 /// the whole grid is resident at once) the finding block's eight warps share the run.
 struct heavy_run {
   unsigned long long first;    // a's index of its first slot (16-byte aligned)
-  std::uint32_t count;         // slots, a multiple of 128
+  std::uint32_t count;         // slots, a multiple of 128 (below 2^32)
+  std::uint32_t chunks_taken;  // chunks claimed, by atomicAdd; beside count, for one 8-byte read of both
   std::uint32_t owner;         // the particle
-  std::uint32_t chunks_taken;  // chunks claimed, by atomicAdd (may pass the chunk count)
 };
 constexpr std::uint32_t heavy_slots = 32;    // a bit each in heavy_runs_ready; later runs, their warp's stores
-constexpr std::uint32_t heavy_min = 16384;   // shorter fills are the warp's own (about 2 us at most)
+constexpr std::uint32_t heavy_min = 16384;   // shorter fills are the warp's own (about 1 us at most)
 constexpr std::uint32_t heavy_chunk = 8192;  // slots a warp takes at once (32 KB of int32)
 
 /// warp_writer's `defer`: a fill of heavy_min slots or more published, while slots last.
@@ -77,7 +77,7 @@ struct publish_heavy_run {
     if ((threadIdx.x & 31) == 0) {
       const std::uint32_t s = atomicAdd(&st->heavy_runs_reserved, 1u);
       if (s < heavy_slots) {
-        runs[s] = heavy_run{first, count, owner, 0};
+        runs[s] = heavy_run{first, count, 0, owner};
         __threadfence();
         atomicOr(&st->heavy_runs_ready, 1u << s);
         slot = s;
@@ -87,38 +87,55 @@ struct publish_heavy_run {
   }
 };
 
-/// The published runs' bits, as a warp sees them now (lane 0 reads, all lanes get them).
-__device__ std::uint32_t heavy_runs_ready(const device_status* st) {
-  std::uint32_t ready = 0;
-  if ((threadIdx.x & 31) == 0) ready = *static_cast<const volatile std::uint32_t*>(&st->heavy_runs_ready);
-  return __shfl_sync(0xffffffffu, ready, 0);
-}
-
 /// A warp's share of the published heavy runs (all lanes, converged), when `look` (some run was
 /// published before the warp's Code 8, or by its block): chunk by chunk until each run's chunks are
-/// all claimed. Runs published later are left to later warps and to their publishers.
+/// all claimed. Runs published later are left to later warps and to their publishers. Lane 0
+/// alone reads the bits, the runs and the claims (after its acquire fence) and hands them to the
+/// lanes. A warp that finds a run spent clears its bit: every warp of the grid may look at every
+/// published run, and spent runs left visible cost each of them a read (with 32 runs, the calls at
+/// 2^24 took 234 us against 141, session 22's review), as did failed claims before they were
+/// read first (26,000 same-address atomics per run: 110 us).
 template <class Index>
 __device__ void fill_heavy_runs(device_status* st, heavy_run* runs, Index* a, bool look) {
   if (!look) return;
   const bool leader = (threadIdx.x & 31) == 0;
-  std::uint32_t ready = heavy_runs_ready(st);
-  __threadfence();  // acquire: the runs whose bits were read
+  std::uint32_t ready = 0;
+  if (leader) {
+    ready = *static_cast<const volatile std::uint32_t*>(&st->heavy_runs_ready);
+    __threadfence();  // acquire: the runs whose bits were read
+  }
+  ready = __shfl_sync(0xffffffffu, ready, 0);
   while (ready != 0) {
     const int s = __ffs(static_cast<int>(ready)) - 1;
     ready &= ready - 1;
-    const unsigned long long first = __ldcg(&runs[s].first);
-    const std::uint32_t count = __ldcg(&runs[s].count), owner = __ldcg(&runs[s].owner);
-    const std::uint32_t chunks = (count + heavy_chunk - 1) / heavy_chunk;
-    for (;;) {
-      // Every warp of the grid may look at a run: the first to find it spent clears its bit, and
-      // the rest read before they claim (53,000 failed claims on two runs cost 110 us at 2^24).
-      std::uint32_t c = chunks;
-      if (leader && __ldcg(&runs[s].chunks_taken) < chunks) {
-        c = atomicAdd(&runs[s].chunks_taken, 1u);
-        if (c == chunks) atomicAnd(&st->heavy_runs_ready, ~(1u << s));
+    unsigned long long first = 0;
+    std::uint32_t owner = 0;
+    for (bool read = false;;) {
+      std::uint32_t c = 0, count = 0;
+      bool claimed = false;
+      if (leader) {
+        const unsigned long long both = __ldcg(reinterpret_cast<const unsigned long long*>(&runs[s].count));
+        count = static_cast<std::uint32_t>(both);
+        const std::uint32_t chunks = count / heavy_chunk + (count % heavy_chunk != 0 ? 1u : 0u);
+        if (static_cast<std::uint32_t>(both >> 32) < chunks) {
+          c = atomicAdd(&runs[s].chunks_taken, 1u);
+          claimed = c < chunks;
+        }
+        if (!claimed) {
+          atomicAnd(&st->heavy_runs_ready, ~(1u << s));
+        } else if (!read) {
+          first = __ldcg(&runs[s].first);
+          owner = __ldcg(&runs[s].owner);
+        }
+      }
+      if (!__shfl_sync(0xffffffffu, claimed, 0)) break;
+      if (!read) {
+        first = __shfl_sync(0xffffffffu, first, 0);
+        owner = __shfl_sync(0xffffffffu, owner, 0);
+        read = true;
       }
       c = __shfl_sync(0xffffffffu, c, 0);
-      if (c >= chunks) break;
+      count = __shfl_sync(0xffffffffu, count, 0);
       const std::uint32_t from = c * heavy_chunk;
       warp_writer::fill_rows(a + first + from, min(heavy_chunk, count - from), owner);
     }
