@@ -91,10 +91,9 @@ struct publish_heavy_run {
 /// published before the warp's Code 8, or by its block): chunk by chunk until each run's chunks are
 /// all claimed. Runs published later are left to later warps and to their publishers. Lane 0
 /// alone reads the bits, the runs and the claims (after its acquire fence) and hands them to the
-/// lanes. A warp that finds a run spent clears its bit: every warp of the grid may look at every
-/// published run, and spent runs left visible cost each of them a read (with 32 runs, the calls at
-/// 2^24 took 234 us against 141, session 22's review), as did failed claims before they were
-/// read first (26,000 same-address atomics per run: 110 us).
+/// lanes. Every warp of the grid may look at every published run: a warp that finds a run spent
+/// clears its bit, so that later warps skip it, and reads the count before it claims (unread,
+/// 26,000 failed same-address claims per run cost 110 us at 2^24, session 22).
 template <class Index>
 __device__ void fill_heavy_runs(device_status* st, heavy_run* runs, Index* a, bool look) {
   if (!look) return;
