@@ -18,12 +18,13 @@
 // call, whose systems stay on chip between passes), copy_GBps (measured here, once) and
 // pct_copy_bw = bytes_moved / time / copy_GBps.
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -39,52 +40,57 @@ namespace cuda = resample::cuda;
 using resample::bench::event_timer;
 using resample::bench::report;
 
-/// The paper's log-weights ln phi(x + y), x ~ N(0, 1), on the device (cached per N and y).
-const float* device_weights(std::size_t n, double y) {
-  static std::map<std::pair<std::size_t, double>, std::unique_ptr<cuda::host::device_vector<float>>> cache;
-  auto& slot = cache[{n, y}];
+/// Log-weights on the device, made once per (kind, N, parameter) and kept for the whole run.
+const float* cached_weights(char kind, std::size_t n, double parameter,
+                            const std::function<std::vector<float>()>& make) {
+  static std::map<std::tuple<char, std::size_t, double>, std::unique_ptr<cuda::host::device_vector<float>>> cache;
+  auto& slot = cache[{kind, n, parameter}];
   if (!slot) {
-    resample::reference::default_urbg rng(42);
-    const auto lw = resample::reference::paper_log_weights(n, y, rng);
-    const std::vector<float> f(lw.begin(), lw.end());
+    const std::vector<float> f = make();
     slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
   }
   return slot->data();
+}
+
+/// The paper's log-weights ln phi(x + y), x ~ N(0, 1).
+const float* device_weights(std::size_t n, double y) {
+  return cached_weights('p', n, y, [n, y] {
+    resample::reference::default_urbg rng(42);
+    const auto lw = resample::reference::paper_log_weights(n, y, rng);
+    return std::vector<float>(lw.begin(), lw.end());
+  });
 }
 
 /// Degenerate log-weights: one particle at 0 in the middle, 0.5 below it beside it, and every
 /// other -inf, so that two particles share all N offspring (a heavy run far longer than a tile).
 const float* skewed_weights(std::size_t n) {
-  static std::map<std::size_t, std::unique_ptr<cuda::host::device_vector<float>>> cache;
-  auto& slot = cache[n];
-  if (!slot) {
+  return cached_weights('s', n, 0.0, [n] {
     std::vector<float> f(n, -std::numeric_limits<float>::infinity());
     f[n / 2] = 0.0f;
     f[n / 2 + 1] = -0.5f;
-    slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
-  }
-  return slot->data();
+    return f;
+  });
 }
 
 /// K particles of equal weight, spread evenly, and every other -inf: K heavy runs of N / K.
 const float* heavy_weights(std::size_t n, std::size_t K) {
-  static std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<cuda::host::device_vector<float>>> cache;
-  auto& slot = cache[{n, K}];
-  if (!slot) {
+  return cached_weights('h', n, static_cast<double>(K), [n, K] {
     std::vector<float> f(n, -std::numeric_limits<float>::infinity());
     for (std::size_t j = 0; j < K; ++j) f[j * (n / K) + 5 * j] = 0.0f;
-    slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
-  }
-  return slot->data();
+    return f;
+  });
 }
 
-/// y = -1: the skewed weights above; y = -K (K >= 2): K heavy particles; otherwise the paper's
-/// weights of dispersion y.
-void single(benchmark::State& state, scheme s, double y, const resample::options& opt) {
+/// The paper's weights of dispersion y, as single's `weights`.
+std::function<const float*(std::size_t)> paper(double y) {
+  return [y](std::size_t n) { return device_weights(n, y); };
+}
+
+/// One call per iteration on the log-weights `weights(N)` gives.
+void single(benchmark::State& state, scheme s, const std::function<const float*(std::size_t)>& weights,
+            const resample::options& opt) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const float* lw = y == -1.0 ? skewed_weights(n)
-                    : y < 0   ? heavy_weights(n, static_cast<std::size_t>(-y))
-                              : device_weights(n, y);
+  const float* lw = weights(n);
   cuda::host::device_vector<std::int32_t> a(n);
   cuda::workspace ws;
   ws.ancestors(s, lw, n, resample::key{1, 0}, 0, a.data(), opt);  // allocates once
@@ -181,17 +187,19 @@ int main(int argc, char** argv) {
     const std::string name(resample::name(s));
     const std::int64_t largest = s == scheme::ssp ? 1 << 16 : 1 << 26;
     benchmark::RegisterBenchmark(("cuda/" + name + "/float/exact").c_str(), [s](benchmark::State& st) {
-      single(st, s, 2.0, {});
+      single(st, s, paper(2.0), {});
     })->RangeMultiplier(4)->Range(1 << 10, largest)->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   for (const auto s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
     benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/skewed").c_str(),
-                                 [s](benchmark::State& st) { single(st, s, -1.0, {}); })
+                                 [s](benchmark::State& st) { single(st, s, skewed_weights, {}); })
         ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
     for (const int K : {32, 512}) {  // more heavy runs than the comb's 32 slots, or as many
       benchmark::RegisterBenchmark(
           ("cuda/" + std::string(resample::name(s)) + "/float/heavy" + std::to_string(K)).c_str(),
-          [s, K](benchmark::State& st) { single(st, s, -static_cast<double>(K), {}); })
+          [s, K](benchmark::State& st) {
+            single(st, s, [K](std::size_t n) { return heavy_weights(n, K); }, {});
+          })
           ->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
   }
@@ -205,14 +213,14 @@ int main(int argc, char** argv) {
     const std::string name(resample::name(s));
     for (const double y : {0.0, 1.0, 2.0, 4.0}) {
       benchmark::RegisterBenchmark(("cuda/metropolis_y/" + name + "/y=" + std::to_string(static_cast<int>(y))).c_str(),
-                                   [s, y](benchmark::State& st) { single(st, s, y, {}); })
+                                   [s, y](benchmark::State& st) { single(st, s, paper(y), {}); })
           ->Arg(1 << 20)->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
     for (const std::uint64_t B : {8, 32, 128, 512}) {
       resample::options opt;
       opt.metropolis_steps = B;
       benchmark::RegisterBenchmark(("cuda/metropolis_B/" + name + "/B=" + std::to_string(B)).c_str(),
-                                   [s, opt](benchmark::State& st) { single(st, s, 2.0, opt); })
+                                   [s, opt](benchmark::State& st) { single(st, s, paper(2.0), opt); })
           ->Arg(1 << 20)->UseManualTime()->Unit(benchmark::kMicrosecond);
     }
   }
