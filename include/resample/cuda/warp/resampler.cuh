@@ -18,9 +18,9 @@
 // ResidentChunks chunks keeps its weights in the warp's shared memory from summarise to the comb
 // (one exp per particle; in registers they cost 64 of them, and the warps in flight with them);
 // a larger one computes them again per chunk. Code 8 by warp::ancestor_writer (write_ancestors.cuh),
-// in windows of `chunk` offspring; a window of slots all owned by one particle (a heavy one) costs
-// the same as any other. Shared memory per warp: Code 8's stage (1,536 bytes) and ResidentChunks x
-// chunk doubles (9,728 bytes with the defaults).
+// in windows of up to 384 offspring and without its fills (a system bounds a warp's windows), so a
+// window owned by one particle (a heavy one) costs the same as any other. Shared memory per warp:
+// Code 8's stage (1,536 bytes) and ResidentChunks x chunk doubles (9,728 bytes with the defaults).
 #pragma once
 
 #include <cstddef>
@@ -35,7 +35,6 @@
 #include "resample/cuda/block/order_key.cuh"
 #include "resample/cuda/block/resampler.cuh"
 #include "resample/cuda/block/wide_sum.cuh"
-#include "resample/cuda/block/write_ancestors.cuh"
 #include "resample/cuda/status.hpp"
 #include "resample/cuda/warp/write_ancestors.cuh"
 
