@@ -9,11 +9,11 @@
 #   bench       bench_bpf rows matching BPF_BENCH (default: cuda and cuda-fast, N = 2^18 .. 2^24)
 #               (bench_bpf.txt)
 #   profile     Nsight Compute on one gather_propagate launch (after 8) of the gated row matching
-#               BPF_PROFILE (default bpf/cuda-fast/gated; the gated rows are N = 2^24 only):
+#               BPF_PROFILE (default bpf/cuda-fast/gated/16777216; gated rows: N = 2^12, 2^18, 2^24):
 #               ncu_details.txt, and where its instructions go (bpf_sass_regions.txt,
 #               scripts/sass_regions.py, from source_sass.csv.gz)
 #   times       every kernel's duration (Nsight Compute, boost clocks, warm caches) over 48 launches
-#               (after 200) of the gated row matching BPF_TIMES (default bpf/cuda-fast/gated), whose
+#               (after 200) of the gated row matching BPF_TIMES (default bpf/cuda-fast/gated/16777216), whose
 #               ticks launch the resampler's kernels every tick: bpf_kernel_times.txt
 #   sass        the SASS of the fast SV gather_propagate kernels, with and without the jitter's code
 #               (cuobjdump): bpf_fast_sass.txt
@@ -58,7 +58,7 @@ for part in $parts; do
     profile)
       gpu_configure_and_build bench_bpf >"$out/ncu_build.txt" 2>&1 || exit 1
       rm -f "$out/ncu_build.txt"
-      ncu_instruction_counts regex:gather_propagate 1 "${BPF_PROFILE:-bpf/cuda-fast/gated}" bench_bpf 8
+      ncu_instruction_counts regex:gather_propagate 1 "${BPF_PROFILE:-bpf/cuda-fast/gated/16777216}" bench_bpf 8
       python3 scripts/sass_regions.py "$out/source_sass.csv" gather_propagate 16777216 >"$out/bpf_sass_regions.txt" 2>&1
       gzip -f "$out/source_sass.csv"  # every instruction with its counts: bpf_sass_regions.txt's source
       rm -f "$out/ncu_run.txt"
@@ -66,7 +66,7 @@ for part in $parts; do
     times)
       gpu_configure_and_build bench_bpf >"$out/bpf_kernel_times.txt" 2>&1 || exit 1
       TIMES_BINARY=bench_bpf TIMES_SKIP=200 TIMES_COUNT=48 TIMES_FILE=bpf_kernel_times.txt \
-        kernel_times_from "${BPF_TIMES:-bpf/cuda-fast/gated}"
+        kernel_times_from "${BPF_TIMES:-bpf/cuda-fast/gated/16777216}"
       ;;
     sass)
       gpu_configure_and_build bench_bpf >"$out/bpf_fast_sass.txt" 2>&1 || exit 1

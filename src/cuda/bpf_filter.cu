@@ -24,12 +24,13 @@
 //                       graph, ends with it gated), so no kernel of its own opens the node
 //
 // A chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the lanes
-// in the CPU's order, hence the CPU's bits. The kernels take the particles' moves as a parameter:
-// exact_moves (the model's own draws and densities, double particles: the CPU's bits) or, for
-// filter_precision::fast, the model's fast twin (bpf/fast_moves.cuh: float particles,
-// approximate arithmetic), whose draws come from a pool per warp and whose chunk sums are each
-// thread's own, added across a warp in float and across the warps in double (run_chunk_fast), and
-// folded by groups of 64 chunks for finish_tick (summary_sink).
+// in the CPU's order, hence the CPU's bits. An exact system of few chunks runs each chunk on a
+// cluster of 2, 4 or 8 blocks instead, which share its moves (run_chunk_exact). The kernels take
+// the particles' moves as a parameter: exact_moves (the model's own draws and densities, double
+// particles: the CPU's bits) or, for filter_precision::fast, the model's fast twin
+// (bpf/fast_moves.cuh: float particles, approximate arithmetic), whose draws come from a pool per
+// warp and whose chunk sums are each thread's own, added across a warp in float and across the warps
+// in double (run_chunk_fast), and folded by groups of 64 chunks for finish_tick (summary_sink).
 // Refusals (a NaN or +inf log-weight, every weight zero, a refused resampler call) are kept with
 // their tick, and collect() reports the first in the CPU filter's words. The Philox counters are
 // the CPU filter's.
@@ -45,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 
 #include "resample/bpf/cuda_filter.hpp"
@@ -63,11 +65,14 @@ constexpr int lanes = detail::lanes;  // the finishing kernels: a lane per threa
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 /// The exact mode's moves: the model's own draws and densities, in double, hence the CPU's bits
-/// (fast::sv_moves and fast::linear_gaussian_moves are the fast mode's, in float).
-template <class Model>
+/// (fast::sv_moves and fast::linear_gaussian_moves are the fast mode's, in float). `Clustered`: the
+/// kernels run a chunk on a cluster of blocks (run_chunk_exact), a variant of its own so that a
+/// block per chunk keeps its loops' fixed trip counts (runtime ones cost 6% of the tick at 2^24).
+template <class Model, bool Clustered = false>
 struct exact_moves {
   using real = double;
   static constexpr bool fast = false;
+  static constexpr bool clustered = Clustered;
   Model model;
   key k;
   /// The draw and the move from the particle's accepted polar try, which run_chunk_exact finds
@@ -220,6 +225,43 @@ constexpr std::size_t fast_rings_bytes = chunk_threads / 32 * sizeof(fast::warp_
 constexpr int fill_rounds = 4;  // 177 us at 2^24, where filling each round as it needs took 180
 static_assert(32 * fill_rounds <= fast::warp_try_pool::most_needed && per_thread % fill_rounds == 0);
 
+/// Where an exact chunk's block stands: chunk `chunk` is run by a cluster of `blocks` blocks (1, 2, 4
+/// or 8; a cluster of one where the launch gave none), and this block, `rank` in it, moves rows
+/// [rank rows, (rank + 1) rows) of the chunk (row k: particles 512 k .. 512 k + 511), rows = 8 / blocks.
+struct chunk_part {
+  unsigned chunk = 0, rank = 0, blocks = 1;
+  [[nodiscard]] __device__ int rows() const { return per_thread / static_cast<int>(blocks); }
+};
+
+template <bool Clustered>
+__device__ inline chunk_part this_part() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (Clustered) {
+    const unsigned blocks = cooperative_groups::this_cluster().num_blocks();
+    return {blockIdx.x / blocks, blockIdx.x % blocks, blocks};
+  }
+#endif
+  return {blockIdx.x, 0, 1};
+}
+
+/// Every block of the cluster waits; its shared-memory and global stores before are visible to the
+/// cluster's blocks after (barrier.cluster's release and acquire).
+__device__ inline void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#endif
+}
+
+/// `p` (this block's shared memory) at the same offset in block `rank` of the cluster.
+template <class T>
+__device__ inline T* in_block(T* p, unsigned rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#else
+  return p;
+#endif
+}
+
 /// The exact sums (chunk_statistics.hpp, the CPU's order and bits): the log-weights staged in shared
 /// memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read from there
 /// and from the states in L2 (written by this block before a barrier), added by the lanes' tree
@@ -231,18 +273,32 @@ static_assert(32 * fill_rounds <= fast::warp_try_pool::most_needed && per_thread
 /// each move it ran for the most any lane needed for each particle (about 3.1, 25 for eight). The
 /// same tries of the same streams: the same bits. u is kept in the particle's slot of the staging
 /// array (read back before its log-weight overwrites it), w in dynamic shared memory.
-template <class Moves, class Move>
+///
+/// Few chunks (N up to 2^19 on 132 multiprocessors) would leave most of the GPU idle, each chunk's
+/// 693 instructions per particle on one multiprocessor (the exact tick took 30-33 us from 2^12 to
+/// 2^18), so a chunk is then moved by a cluster of 2, 4 or 8 blocks (impl::exact_cluster), each
+/// block its share of the rows. The chunk's max and first NaN / +inf are combined across the
+/// cluster through distributed shared memory; each block stores its w into rank 0's stage, and rank
+/// 0 alone adds the lanes, as one block does: the same particles, the same order, the same bits.
+template <bool Clustered, class Moves, class Move>
 __device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double* x, double shift, double truth,
-                                chunk_draws draws, chunk_summary* out, const Move& move) {
+                                chunk_draws draws, chunk_summary* chunks, const Move& move) {
   __shared__ double w_s[detail::chunk];
+  __shared__ double part_max;
+  __shared__ unsigned long long part_bad;
   extern __shared__ double drawn_w[];  // drawn_w_bytes where draws.any
-  const std::size_t begin = blockIdx.x * detail::chunk;
+  const chunk_part part = this_part<Clustered>();
+  const int rows = Clustered ? part.rows() : per_thread;
+  const int first_row = Clustered ? static_cast<int>(part.rank) * rows : 0;
+  const std::size_t begin = std::size_t{part.chunk} * detail::chunk;
   const std::size_t count = min(n - begin, detail::chunk);
   if (draws.any) {
-    const int mine = static_cast<int>((count + chunk_threads - 1 - threadIdx.x) / chunk_threads);  // <= per_thread
-    int k = 0;
-    philox_stream s(moves.k, detail::propagation_index + begin + threadIdx.x, draws.step);
-    while (k < mine) {
+    // this thread's rows with a particle: first_row <= k < end
+    const int end = min(static_cast<int>((count + chunk_threads - 1 - threadIdx.x) / chunk_threads), first_row + rows);
+    int k = first_row;
+    philox_stream s(moves.k, detail::propagation_index + begin + threadIdx.x + std::size_t{chunk_threads} * k,
+                    draws.step);
+    while (k < end) {
       polar_point p;
       if (polar_try_once(s, p)) {
         const int local = static_cast<int>(threadIdx.x) + chunk_threads * k;
@@ -255,7 +311,7 @@ __device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double*
   }
   double my_max = -inf;
   unsigned long long my_bad = detail::no_index;
-  for (int k = 0; k < per_thread; ++k) {
+  for (int k = first_row; k < first_row + rows; ++k) {
     const std::size_t local = threadIdx.x + std::size_t{chunk_threads} * k;
     double lw = -inf;
     if (local < count) {
@@ -267,20 +323,43 @@ __device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double*
     }
     w_s[local] = lw;
   }
-  block_max_and_first_bad<chunk_threads>(my_max, my_bad);  // now the chunk's
-  const bool summed = my_bad == detail::no_index && my_max > -inf;
-  for (int k = 0; k < per_thread; ++k) {
-    double& w = w_s[threadIdx.x + chunk_threads * k];
-    w = summed ? deterministic_exp_nonpositive(w - my_max) : 0.0;
+  block_max_and_first_bad<chunk_threads>(my_max, my_bad);  // now the block's
+  if constexpr (Clustered) {  // the chunk's: a max and a min, in any order the same
+    if (threadIdx.x == 0) {
+      part_max = my_max;
+      part_bad = my_bad;
+    }
+    cluster_sync();
+    for (unsigned r = 0; r < part.blocks; ++r) {
+      const double m = *in_block(&part_max, r);
+      my_max = m > my_max ? m : my_max;
+      my_bad = min(my_bad, *in_block(&part_bad, r));
+    }
   }
-  __syncthreads();  // also makes this block's states visible to its other threads
+  const bool summed = my_bad == detail::no_index && my_max > -inf;
+  // Into rank 0's stage (a block's shared memory is another's to write once the block has started,
+  // which the cluster_sync above ensures).
+  double* const stage = Clustered ? in_block(w_s, 0) : w_s;
+  for (int k = first_row; k < first_row + rows; ++k) {
+    const int local = static_cast<int>(threadIdx.x) + chunk_threads * k;
+    stage[local] = summed ? deterministic_exp_nonpositive(w_s[local] - my_max) : 0.0;
+  }
+  if constexpr (Clustered) {
+    cluster_sync();  // rank 0's stage complete; the cluster's states visible to it (read from L2)
+    if (part.rank != 0) return;
+  } else {
+    __syncthreads();  // also makes this block's states visible to its other threads
+  }
   moments sums{};
   for (std::size_t local = threadIdx.x; threadIdx.x < lanes && local < count; local += lanes) {
     const double w = w_s[local];
-    if (w > 0.0) detail::add_particle(sums, w, x[begin + local] - shift, x[begin + local] <= truth);
+    if (w > 0.0) {
+      const double xi = Clustered ? __ldcg(x + begin + local) : x[begin + local];
+      detail::add_particle(sums, w, xi - shift, xi <= truth);
+    }
   }
   const moments total = lane_total(sums);
-  if (threadIdx.x == 0) *out = chunk_summary{my_max, my_bad, total};
+  if (threadIdx.x == 0) chunks[part.chunk] = chunk_summary{my_max, my_bad, total};
 }
 
 /// The max of a warp's values, in every lane: one instruction (redux.sync) from sm_80 on.
@@ -509,14 +588,14 @@ __device__ void fold_group(const summary_sink& sink) {
 template <class Moves, class Load, class Step>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
                           chunk_draws draws, const summary_sink& sink, const Load& load, const Step& step) {
-  chunk_summary* const out = sink.chunks + blockIdx.x;
   if constexpr (Moves::fast) {
-    run_chunk_fast(moves, n, shift, truth, draws, out, load, step);
+    run_chunk_fast(moves, n, shift, truth, draws, sink.chunks + blockIdx.x, load, step);
     if (sink.groups) fold_group(sink);
   } else {
-    run_chunk_exact(moves, n, x, shift, truth, draws, out, [&](std::size_t j, double& state, const polar_point& drawn) {
+    const auto move = [&](std::size_t j, double& state, const polar_point& drawn) {
       return step(j, load(j), drawn, state);
-    });
+    };
+    run_chunk_exact<Moves::clustered>(moves, n, x, shift, truth, draws, sink.chunks, move);
   }
 }
 
@@ -776,6 +855,7 @@ struct cuda_filter<Model>::impl {
   cudaStream_t body_stream = nullptr;     ///< private: captures the resampler's conditional body
   key k;
   std::size_t n = 0, chunk_count = 0;
+  unsigned cluster = 1;  ///< blocks per chunk of the particle kernels (exact_cluster())
   std::size_t temp_bytes = 0;
   std::size_t ticks = 0, capacity = 0;
   bool truth_given = false;
@@ -815,6 +895,7 @@ struct cuda_filter<Model>::impl {
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
     if (!kernels) {  // the drawing kernels' static and dynamic shared memory together exceed 48 KiB
+      if (!is_fast()) cluster = exact_cluster();
       with_moves([](auto moves) {
         using Moves = decltype(moves);
         for (const void* f : {reinterpret_cast<const void*>(&initial_weight<Moves>),
@@ -878,7 +959,11 @@ struct cuda_filter<Model>::impl {
     if (is_fast()) {
       f(fast::moves_for(model, k));
     } else {
-      f(exact_moves<Model>{model, k});
+      if (cluster > 1) {
+        f(exact_moves<Model, true>{model, k});
+      } else {
+        f(exact_moves<Model>{model, k});
+      }
     }
   }
   template <class Real>
@@ -890,6 +975,60 @@ struct cuda_filter<Model>::impl {
   template <class Moves>
   static std::size_t drawn_bytes(const Moves&) {
     return Moves::fast ? fast_rings_bytes : drawn_w_bytes;
+  }
+
+  /// The exact chunk's cluster for this N on this GPU: the most of 8, 4 and 2 blocks of which the
+  /// GPU runs a cluster for every chunk at once (cudaOccupancyMaxActiveClusters for
+  /// gather_propagate), else 1 (also without cluster launches: before sm_90). Clusters are placed
+  /// within a GPC, so fewer fit than blocks per multiprocessor suggest (30 of 8 blocks on an H200, not
+  /// 33), and a second wave of clusters doubled the kernel's time.
+  [[nodiscard]] unsigned exact_cluster() const {
+    int device = 0, clusters = 0;
+    cuda::check(cudaGetDevice(&device), "cudaGetDevice (bpf)");
+    cuda::check(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device), "cudaDeviceGetAttribute (bpf)");
+    if (!clusters) return 1;
+    const auto kernel = &gather_propagate<exact_moves<Model, true>, true>;
+    cuda::check(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(drawn_w_bytes)),
+        "cudaFuncSetAttribute (bpf)");
+    for (unsigned c = 8; c > 1; c /= 2) {
+      int fit = 0;
+      const chunk_launch l(c * static_cast<unsigned>(chunk_count), c, drawn_w_bytes, nullptr);
+      if (cudaOccupancyMaxActiveClusters(&fit, kernel, &l.config) != cudaSuccess) {
+        (void)cudaGetLastError();  // a size the GPU refuses is not an error of the filter's
+        continue;
+      }
+      if (static_cast<std::size_t>(fit) >= chunk_count) return c;
+    }
+    return 1;
+  }
+
+  /// A launch of `blocks` blocks of chunk_threads in clusters of `c` (none for 1).
+  struct chunk_launch {
+    cudaLaunchAttribute attribute{};
+    cudaLaunchConfig_t config{};
+    chunk_launch(unsigned blocks, unsigned c, std::size_t dynamic_bytes, cudaStream_t on) {
+      attribute.id = cudaLaunchAttributeClusterDimension;
+      attribute.val.clusterDim.x = c;
+      attribute.val.clusterDim.y = 1;
+      attribute.val.clusterDim.z = 1;
+      config.gridDim = dim3(blocks);
+      config.blockDim = dim3(chunk_threads);
+      config.dynamicSmemBytes = dynamic_bytes;
+      config.stream = on;
+      config.attrs = &attribute;
+      config.numAttrs = c > 1 ? 1 : 0;
+    }
+    chunk_launch(const chunk_launch&) = delete;
+    chunk_launch& operator=(const chunk_launch&) = delete;
+  };
+
+  /// Enqueues a particle kernel on `on`: `cluster` blocks per chunk.
+  template <class... Params, class... Args>
+  void launch_chunks(void (*kernel)(Params...), std::size_t dynamic_bytes, cudaStream_t on, const char* what,
+                     Args... args) const {
+    const chunk_launch l(cluster * static_cast<unsigned>(chunk_count), cluster, dynamic_bytes, on);
+    cuda::check(cudaLaunchKernelEx(&l.config, kernel, static_cast<Params>(args)...), what);
   }
 
   /// Where the particle kernels leave their summaries, and what the finishing kernels read.
@@ -1004,9 +1143,8 @@ struct cuda_filter<Model>::impl {
         kernels->prepare(initial_slot, move_for(move_launch::stage::initial, 0), stream);
         kernels->launch(initial_slot, stream);
       } else {
-        initial_weight<<<static_cast<unsigned>(chunk_count), chunk_threads, drawn_bytes(moves), stream>>>(
-            moves, n, io(), x, lw, sink());
-        cuda::check_launch("bpf initial_weight");
+        launch_chunks(&initial_weight<decltype(moves)>, drawn_bytes(moves), stream, "launch of bpf initial_weight",
+                      moves, n, io(), x, lw, sink());
       }
       const bool auxiliary = opt.kind == filter_kind::auxiliary;
       finish_tick<Real, false><<<1, lanes, 0, stream>>>(summaries(), summary_count(), x, lw, opt.ess_threshold, n,
@@ -1050,7 +1188,6 @@ struct cuda_filter<Model>::impl {
     Real* const lw_out = as<Real>(states(p, true).second);
     Real* const fs = as<Real>(fs_a.data());
     Real* const v = as<Real>(v_a.data());
-    const auto grid = static_cast<unsigned>(chunk_count);
     // Where the ESS test is made, it opens the resampler's node (a handle of this graph).
     const cudaGraphConditionalHandle next = conditional ? conditional_handle(on) : cudaGraphConditionalHandle{};
     const auto resampler = [&](const Real* weights) {
@@ -1064,8 +1201,7 @@ struct cuda_filter<Model>::impl {
       if (kernels) {
         kernels->launch(first_stage_slot + p, on);
       } else {
-        first_stage<<<grid, chunk_threads, 0, on>>>(moves, n, s, io(), x, lw, fs, v, sink());
-        cuda::check_launch("bpf first_stage");
+        launch_chunks(&first_stage<Moves>, 0, on, "launch of bpf first_stage", moves, n, s, io(), x, lw, fs, v, sink());
       }
       const auto finish = conditional ? &finish_first_stage<Real, true> : &finish_first_stage<Real, false>;
       finish<<<1, lanes, 0, on>>>(summaries(), summary_count(), x, v, opt.ess_threshold, n, s, next);
@@ -1078,9 +1214,8 @@ struct cuda_filter<Model>::impl {
       // Fast: the kernel without the jitter's code where there is none (the exact one keeps one kernel).
       const auto kernel = Moves::fast && opt.jitter <= 0.0 ? &gather_propagate<Moves, !Moves::fast>
                                                            : &gather_propagate<Moves, true>;
-      kernel<<<grid, chunk_threads, drawn_bytes(moves), on>>>(moves, n, opt.jitter, auxiliary, io(), ancestors_a.data(),
-                                                              status(), x, lw, fs, x_out, lw_out, s, sink());
-      cuda::check_launch("bpf gather_propagate");
+      launch_chunks(kernel, drawn_bytes(moves), on, "launch of bpf gather_propagate", moves, n, opt.jitter, auxiliary,
+                    io(), ancestors_a.data(), status(), x, lw, fs, x_out, lw_out, s, sink());
     }
     const auto finish = conditional && !auxiliary ? &finish_tick<Real, true> : &finish_tick<Real, false>;
     finish<<<1, lanes, 0, on>>>(summaries(), summary_count(), x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
@@ -1210,6 +1345,11 @@ void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const doub
     m.tick(m.ticks);
     ++m.ticks;
   }
+}
+
+template <class Model>
+unsigned cuda_filter<Model>::blocks_per_chunk() const {
+  return impl_->cluster;
 }
 
 template <class Model>

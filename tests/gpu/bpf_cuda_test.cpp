@@ -3,15 +3,19 @@
 // for bit: log-likelihood, increments, ESS, resampled flags, mean, sd and PIT. Each case runs the
 // filter's CUDA C kernels and the PTX backend's (resample/ptx/filter.hpp: resample_bpf_move and
 // the PTX resampler).
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include "backend_support.hpp"
+#include "resample/bpf/chunk_statistics.hpp"
 #include "resample/bpf/cuda_filter.hpp"
 #include "resample/bpf/linear_gaussian_model.hpp"
 #include "resample/bpf/simulate.hpp"
@@ -48,8 +52,8 @@ class CudaFilter : public ::testing::TestWithParam<std::tuple<config, resampler_
 };
 
 template <class Model>
-void expect_same_filter(const Model& model, const config& c, resampler_node node, bool ptx) {
-  const auto data = resample::bpf::simulate(model, 40, 5);
+void expect_same_filter(const Model& model, const config& c, resampler_node node, bool ptx, std::size_t ticks = 40) {
+  const auto data = resample::bpf::simulate(model, ticks, 5);
   filter_options opt;
   opt.particles = c.n;
   opt.seed = 0x123456789ull;
@@ -114,6 +118,31 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(test.param) == resampler_node::gated ? "_gated" : "_conditional") +
              (std::get<2>(test.param) ? "_ptx" : "");
     });
+
+// A system of few chunks has each chunk moved by a cluster of 2, 4 or 8 blocks (blocks_per_chunk):
+// every size the filter chooses on this GPU, each at N with a last chunk of 700 particles (the blocks
+// of its cluster past the second move none), gives the CPU's bits, for the bootstrap filter and the
+// auxiliary one (whose first stage runs on the clusters too).
+TEST(CudaFilterClusters, EveryClusterSizeGivesTheCpuBits) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const resample::bpf::sv_model model({.mu = -4.5, .rho = 0.97, .sigma = 0.3, .nu_state = 5, .nu_obs = 5});
+  std::vector<unsigned> tested;
+  for (std::size_t chunks = 1; tested.empty() || tested.back() > 1; chunks += std::max<std::size_t>(1, chunks / 8)) {
+    filter_options opt;
+    opt.particles = (chunks - 1) * resample::bpf::detail::chunk + 700;
+    const unsigned blocks = resample::bpf::cuda_filter<resample::bpf::sv_model>(model, opt).blocks_per_chunk();
+    ASSERT_TRUE(blocks == 1 || blocks == 2 || blocks == 4 || blocks == 8) << blocks;
+    if (!tested.empty() && blocks == tested.back()) continue;
+    ASSERT_TRUE(tested.empty() || blocks < tested.back()) << "fewer blocks per chunk as N grows";
+    tested.push_back(blocks);
+    std::cout << "N = " << opt.particles << ": " << blocks << " blocks per chunk\n";
+    const auto kind = tested.size() % 2 == 0 ? filter_kind::auxiliary : filter_kind::bootstrap;
+    SCOPED_TRACE(std::to_string(blocks) + " blocks per chunk, N = " + std::to_string(opt.particles));
+    expect_same_filter(model, config{"clusters", true, kind, 0.8, resample::scheme::systematic, 0, opt.particles},
+                       resampler_node::conditional, false, 12);
+  }
+  EXPECT_GE(tested.size(), 3u) << "an H100 or H200 runs clusters of 8, 4 and 2 blocks";
+}
 
 TEST(CudaFilterInput, BadObservationsAndOptionsAreRefused) {
   RESAMPLE_SKIP_WITHOUT_GPU();

@@ -16,6 +16,7 @@
 // resampler_node::gated, the resampler's device gate).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -109,6 +110,10 @@ class cuda_filter {
   /// Waits for the stream and returns every tick enqueued so far; throws invalid_input if a
   /// log-weight went NaN or +inf (naming the tick and particle, as the CPU filter does).
   filter_run collect();
+  /// How many thread blocks move each chunk of 4096 particles: in exact precision with the CUDA C
+  /// kernels, 2, 4 or 8 (a thread-block cluster) where the GPU can run that many for every chunk at
+  /// once, so that few chunks still fill it; otherwise 1. The results do not depend on it.
+  [[nodiscard]] unsigned blocks_per_chunk() const;
 
  private:
   struct impl;
