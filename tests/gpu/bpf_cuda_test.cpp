@@ -122,7 +122,8 @@ INSTANTIATE_TEST_SUITE_P(
 // A system of few chunks has each chunk moved by a cluster of 2, 4 or 8 blocks (blocks_per_chunk):
 // every size the filter chooses on this GPU, each at N with a last chunk of 700 particles (the blocks
 // of its cluster past the second move none), gives the CPU's bits, for the bootstrap filter and the
-// auxiliary one (whose first stage runs on the clusters too).
+// auxiliary one (whose first stage runs on the clusters too). Gated, so that compute-sanitizer's
+// synccheck runs it too (the conditional node launches the same kernels).
 TEST(CudaFilterClusters, EveryClusterSizeGivesTheCpuBits) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const resample::bpf::sv_model model({.mu = -4.5, .rho = 0.97, .sigma = 0.3, .nu_state = 5, .nu_obs = 5});
@@ -139,7 +140,7 @@ TEST(CudaFilterClusters, EveryClusterSizeGivesTheCpuBits) {
     const auto kind = tested.size() % 2 == 0 ? filter_kind::auxiliary : filter_kind::bootstrap;
     SCOPED_TRACE(std::to_string(blocks) + " blocks per chunk, N = " + std::to_string(opt.particles));
     expect_same_filter(model, config{"clusters", true, kind, 0.8, resample::scheme::systematic, 0, opt.particles},
-                       resampler_node::conditional, false, 12);
+                       resampler_node::gated, false, 12);
   }
   EXPECT_GE(tested.size(), 3u) << "an H100 or H200 runs clusters of 8, 4 and 2 blocks";
 }
