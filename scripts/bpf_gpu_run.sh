@@ -45,7 +45,8 @@ for part in $parts; do
         gpu_configure_and_build ${SANITIZED:-$tests} || exit 1
         for tool in memcheck racecheck synccheck; do
           for t in ${SANITIZED:-$tests}; do
-            run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 150
+            # racecheck runs the filter's clusters of 8 blocks slowly: 24-47 s a configuration
+            run_sanitizer "$tool" "$t" "$(sanitizer_filter "$tool" "$t")" 400
           done
         done
       } >"$out/bpf_sanitizers.txt" 2>&1
