@@ -120,7 +120,8 @@ sanitizer_filter() {  # TOOL TEST [ptx]: ptx, the filter's PTX cases
       ;;
     bpf_cuda_test)  # the clusters' test runs 586,428 particles at its last size: too slow for racecheck
       if [ "$1" = memcheck ]; then
-        echo "$gated:*sv_auxiliary_ess_jitter_conditional:*lg_bootstrap_residual_conditional:*lg_one_particle_conditional:CudaFilterInput.*:CudaFilterClusters.*"
+        local conditional='*sv_auxiliary_ess_jitter_conditional:*lg_bootstrap_residual_conditional'
+        echo "$gated:$conditional:*lg_one_particle_conditional:CudaFilterInput.*:CudaFilterClusters.*"
       elif [ "$1" = synccheck ]; then
         echo "$gated:CudaFilterClusters.*"
       else

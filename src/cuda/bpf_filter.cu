@@ -226,8 +226,8 @@ constexpr int fill_rounds = 4;  // 177 us at 2^24, where filling each round as i
 static_assert(32 * fill_rounds <= fast::warp_try_pool::most_needed && per_thread % fill_rounds == 0);
 
 /// Where an exact chunk's block stands: chunk `chunk` is run by a cluster of `blocks` blocks (1, 2, 4
-/// or 8; a cluster of one where the launch gave none), and this block, `rank` in it, moves rows
-/// [rank rows, (rank + 1) rows) of the chunk (row k: particles 512 k .. 512 k + 511), rows = 8 / blocks.
+/// or 8, which divide the 8 rows: impl::exact_cluster picks no other), and this block, `rank` in it,
+/// moves rows [rank rows, (rank + 1) rows) of the chunk (row k: particles 512 k .. 512 k + 511).
 struct chunk_part {
   unsigned chunk = 0, rank = 0, blocks = 1;
   [[nodiscard]] __device__ int rows() const { return per_thread / static_cast<int>(blocks); }
@@ -235,12 +235,14 @@ struct chunk_part {
 
 template <bool Clustered>
 __device__ inline chunk_part this_part() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if constexpr (Clustered) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const unsigned blocks = cooperative_groups::this_cluster().num_blocks();
     return {blockIdx.x / blocks, blockIdx.x % blocks, blocks};
-  }
+#else
+    __trap();  // no clusters before sm_90: impl::exact_cluster never launches this code there
 #endif
+  }
   return {blockIdx.x, 0, 1};
 }
 
@@ -264,8 +266,8 @@ __device__ inline T* in_block(T* p, unsigned rank) {
 
 /// The exact sums (chunk_statistics.hpp, the CPU's order and bits): the log-weights staged in shared
 /// memory (32 KiB) and turned into w = exp(lw - m_c) there, and the 256 lanes' sums read from there
-/// and from the states in L2 (written by this block before a barrier), added by the lanes' tree
-/// (10 KiB).
+/// and from the states in L2 (written by this block, or its cluster, before a barrier), added by the
+/// lanes' tree (10 KiB).
 ///
 /// The draws come first: a thread finds the accepted polar tries of all its particles in one loop,
 /// a try per turn, moving to its next particle's stream at each acceptance, so that a warp runs for
@@ -324,12 +326,14 @@ __device__ void run_chunk_exact(const Moves& moves, std::size_t n, const double*
     w_s[local] = lw;
   }
   block_max_and_first_bad<chunk_threads>(my_max, my_bad);  // now the block's
-  if constexpr (Clustered) {  // the chunk's: a max and a min, in any order the same
+  if constexpr (Clustered) {  // the chunk's, combined in rank order by every block alike (a zero's sign)
     if (threadIdx.x == 0) {
       part_max = my_max;
       part_bad = my_bad;
     }
     cluster_sync();
+    my_max = -inf;
+    my_bad = detail::no_index;
     for (unsigned r = 0; r < part.blocks; ++r) {
       const double m = *in_block(&part_max, r);
       my_max = m > my_max ? m : my_max;
@@ -979,7 +983,8 @@ struct cuda_filter<Model>::impl {
 
   /// The exact chunk's cluster for this N on this GPU: the most of 8, 4 and 2 blocks of which the
   /// GPU runs a cluster for every chunk at once (cudaOccupancyMaxActiveClusters for
-  /// gather_propagate), else 1 (also without cluster launches: before sm_90). Clusters are placed
+  /// gather_propagate), else 1 (also without cluster launches, and for device code built for a GPU
+  /// before sm_90, whose clustered kernels have no cluster code). Clusters are placed
   /// within a GPC, so fewer fit than blocks per multiprocessor suggest (30 of 8 blocks on an H200, not
   /// 33), and a second wave of clusters doubled the kernel's time.
   [[nodiscard]] unsigned exact_cluster() const {
@@ -988,6 +993,9 @@ struct cuda_filter<Model>::impl {
     cuda::check(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device), "cudaDeviceGetAttribute (bpf)");
     if (!clusters) return 1;
     const auto kernel = &gather_propagate<exact_moves<Model, true>, true>;
+    cudaFuncAttributes built{};
+    cuda::check(cudaFuncGetAttributes(&built, kernel), "cudaFuncGetAttributes (bpf)");
+    if (built.ptxVersion < 90) return 1;  // device code for an earlier GPU, JIT-compiled: no cluster code
     cuda::check(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(drawn_w_bytes)),
         "cudaFuncSetAttribute (bpf)");

@@ -15,7 +15,7 @@
 //     var = S_wdd / S_w - (S_wd / S_w)^2, PIT = S_below / S_w.
 //
 // The GPU runs a chunk in a block (src/cuda/bpf_filter.cu), 256 of its threads a lane each, and the
-// tree in shared memory.
+// tree in shared memory; few chunks each on a cluster of blocks, whose first block adds the lanes.
 // Every product that feeds a sum is an explicit fma, every exp and log the deterministic one.
 //
 // These are sums of doubles in a fixed order, not the library's exact integer sums (which need the
