@@ -984,9 +984,9 @@ struct cuda_filter<Model>::impl {
   /// The exact chunk's cluster for this N on this GPU: the most of 8, 4 and 2 blocks of which the
   /// GPU runs a cluster for every chunk at once (cudaOccupancyMaxActiveClusters for
   /// gather_propagate), else 1 (also without cluster launches, and for device code built for a GPU
-  /// before sm_90, whose clustered kernels have no cluster code). Clusters are placed
-  /// within a GPC, so fewer fit than blocks per multiprocessor suggest (30 of 8 blocks on an H200, not
-  /// 33), and a second wave of clusters doubled the kernel's time.
+  /// before sm_90, whose clustered kernels have no cluster code). Clusters are placed within a GPC,
+  /// so fewer fit than blocks per multiprocessor suggest (30 of 8 blocks on an H200, not 33), and a
+  /// second wave of clusters doubled the kernel's time.
   [[nodiscard]] unsigned exact_cluster() const {
     int device = 0, clusters = 0;
     cuda::check(cudaGetDevice(&device), "cudaGetDevice (bpf)");
