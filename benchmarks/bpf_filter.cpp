@@ -2,15 +2,16 @@
 // sigma 0.15, the seed project's base scenario), bootstrap filter, systematic resampling when
 // ESS < N/2, on data simulated from the model.
 //
-//   bpf/cuda/<N>           N = 2^10 .. 2^26; 32 ticks per iteration, timed with CUDA events
+//   bpf/cuda/<N>           N = 2^10 .. 2^26; 32 ticks per iteration, timed with CUDA events; the
+//                          default resampler_node::automatic (gated up to 2^13, conditional above)
 //   bpf/ptx/<N>            the same filter with the PTX backend's kernels (resample/ptx/filter.hpp):
 //                          the per-particle kernel and the resampler in PTX
 //   bpf/cuda-fast/<N>      the cuda filter with filter_precision::fast (float particles, approximate
 //                          exp / log; the resampler exact on the float log-weights)
-//   bpf/cuda[-fast]/gated/<N>  N = 2^12, 2^18, 2^24, with resampler_node::gated (the resampler's kernels launched
-//                          every tick, returning at once on ticks that keep their weights): for
-//                          Nsight Compute, which cannot time the kernels of a graph with a
-//                          conditional node
+//   bpf/cuda[-fast]/gated/<N>  N = 2^12, 2^18, 2^24, with resampler_node::gated (the resampler's
+//                          kernels launched every tick, returning at once on ticks that keep their
+//                          weights): for Nsight Compute, which cannot time the kernels of a graph
+//                          with a conditional node
 //   bpf/cpu-parallel/<N>   N = 2^10 .. 2^20, all cores; wall time
 //
 // Counters: us_per_tick (the mean over the iterations: for cuda they include the first capture of
@@ -130,7 +131,7 @@ const int registered = [] {
     const char* name = variant == gpu_variant::cuda  ? "bpf/cuda"
                        : variant == gpu_variant::ptx ? "bpf/ptx"
                                                      : "bpf/cuda-fast";
-    benchmark::RegisterBenchmark(name, cuda_filter, variant, resample::bpf::resampler_node::conditional)
+    benchmark::RegisterBenchmark(name, cuda_filter, variant, resample::bpf::resampler_node::automatic)
         ->RangeMultiplier(4)->Range(1 << 10, 1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (variant != gpu_variant::ptx) {
       const auto gated = resample::bpf::resampler_node::gated;

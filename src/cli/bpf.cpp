@@ -157,7 +157,7 @@ int run_model(const args& a, const Model& model, const std::string& model_line, 
 #if defined(RESAMPLE_HAVE_CUDA)
     // ptx: the same filter with its per-particle kernels and resampler in PTX
     const auto kernels = kind == backend_kind::ptx ? ptx::tick_kernels_for(model) : nullptr;
-    bpf::cuda_filter<Model> filter(model, opt, nullptr, bpf::resampler_node::conditional, kernels);  // not timed
+    bpf::cuda_filter<Model> filter(model, opt, nullptr, bpf::resampler_node::automatic, kernels);  // not timed
     timed([&] {
       filter.enqueue(y, data.truth);
       run = filter.collect();

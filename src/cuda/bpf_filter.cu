@@ -62,6 +62,9 @@ namespace resample::bpf {
 namespace {
 
 constexpr int lanes = detail::lanes;  // the finishing kernels: a lane per thread
+/// The library's comb runs systematic and stratified in one block up to this many particles (small_n
+/// in src/cuda/comb.cu): resampler_node::automatic gates that one kernel.
+constexpr std::size_t small_comb_n = 8192;
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 /// The exact mode's moves: the model's own draws and densities, in double, hence the CPU's bits
@@ -879,7 +882,7 @@ struct cuda_filter<Model>::impl {
   tick_graph graph[2];
 
   impl(const Model& m, const filter_options& o, cudaStream_t st, resampler_node rn, std::shared_ptr<tick_kernels> tk)
-      : model(m), opt(o), stream(st), skip(rn), kernels(std::move(tk)) {
+      : model(m), opt(o), stream(st), skip(resolved(rn, o, tk != nullptr)), kernels(std::move(tk)) {
     detail::check_filter_options(o);
     if (o.particles > 0x7fffffffu) throw invalid_input("the cuda filter supports at most 2^31 - 1 particles");
     if (is_fast() && kernels) {
@@ -952,6 +955,15 @@ struct cuda_filter<Model>::impl {
   }
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
+
+  /// resampler_node::automatic made conditional or gated: gated where the library's resampler is one
+  /// kernel, the comb's one-block path (systematic and stratified up to small_comb_n particles).
+  static resampler_node resolved(resampler_node node, const filter_options& o, bool other_kernels) {
+    if (node != resampler_node::automatic) return node;
+    const bool one_kernel = !other_kernels && o.particles <= small_comb_n &&
+                            (o.resampler == scheme::systematic || o.resampler == scheme::stratified);
+    return one_kernel ? resampler_node::gated : resampler_node::conditional;
+  }
 
   /// filter_precision::fast: float particles, fast::moves_for(model).
   [[nodiscard]] bool is_fast() const { return opt.precision == filter_precision::fast; }

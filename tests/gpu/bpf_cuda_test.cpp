@@ -110,12 +110,15 @@ INSTANTIATE_TEST_SUITE_P(
         config{"lg_auxiliary_every_tick", false, filter_kind::auxiliary, 1.0, resample::scheme::systematic, 0, 70000},
         config{"lg_one_particle", false, filter_kind::bootstrap, 1.0, resample::scheme::systematic, 0, 1},
         config{"lg_never_resample", false, filter_kind::bootstrap, 0.0, resample::scheme::systematic, 0, 257}),
-        // Both ways of skipping the resampler (the gated one is what racecheck and synccheck run).
-        ::testing::Values(resampler_node::conditional, resampler_node::gated),
+        // Every way of skipping the resampler (the gated one is what racecheck and synccheck run;
+        // automatic gates it up to 8,192 particles for systematic and stratified).
+        ::testing::Values(resampler_node::conditional, resampler_node::gated, resampler_node::automatic),
         ::testing::Bool()),  // the PTX kernels
     [](const auto& test) {
       return std::string(std::get<0>(test.param).name) +
-             (std::get<1>(test.param) == resampler_node::gated ? "_gated" : "_conditional") +
+             (std::get<1>(test.param) == resampler_node::gated         ? "_gated"
+              : std::get<1>(test.param) == resampler_node::automatic ? "_automatic"
+                                                                     : "_conditional") +
              (std::get<2>(test.param) ? "_ptx" : "");
     });
 
