@@ -49,6 +49,7 @@
 #include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 
+#include "detail/schemes.hpp"
 #include "resample/bpf/cuda_filter.hpp"
 #include "resample/bpf/fast_moves.cuh"
 #include "resample/bpf/linear_gaussian_model.hpp"
@@ -62,9 +63,6 @@ namespace resample::bpf {
 namespace {
 
 constexpr int lanes = detail::lanes;  // the finishing kernels: a lane per thread
-/// The library's comb runs systematic and stratified in one block up to this many particles (small_n
-/// in src/cuda/comb.cu): resampler_node::automatic gates that one kernel.
-constexpr std::size_t small_comb_n = 8192;
 constexpr double inf = std::numeric_limits<double>::infinity();
 
 /// The exact mode's moves: the model's own draws and densities, in double, hence the CPU's bits
@@ -957,11 +955,10 @@ struct cuda_filter<Model>::impl {
   impl& operator=(const impl&) = delete;
 
   /// resampler_node::automatic made conditional or gated: gated where the library's resampler is one
-  /// kernel, the comb's one-block path (systematic and stratified up to small_comb_n particles).
+  /// kernel, the comb's one-block path (cuda::detail::comb_in_one_block).
   static resampler_node resolved(resampler_node node, const filter_options& o, bool other_kernels) {
     if (node != resampler_node::automatic) return node;
-    const bool one_kernel = !other_kernels && o.particles <= small_comb_n &&
-                            (o.resampler == scheme::systematic || o.resampler == scheme::stratified);
+    const bool one_kernel = !other_kernels && cuda::detail::comb_in_one_block(o.resampler, o.particles);
     return one_kernel ? resampler_node::gated : resampler_node::conditional;
   }
 

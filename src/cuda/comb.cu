@@ -240,8 +240,7 @@ __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
 }
 
 constexpr int small_threads = 1024;
-constexpr int small_items = 4;
-constexpr std::size_t small_n = 8192;  // resident (read once) up to small_threads x small_items
+constexpr int small_items = 4;  // resident (read once) up to small_threads x small_items, of comb_one_block_n
 
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(small_threads)
@@ -288,7 +287,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   std::uint32_t* P = sorted ? c.take<std::uint32_t>(sorted_points(n).strata() + 1) : nullptr;
   void* points_temp = sorted ? c.take<char>(points_before_strata(nullptr, n, k, step, st, P, stream)) : nullptr;
   if (d_temp == nullptr) return c.bytes();
-  if (n <= small_n && !sorted) {
+  if (comb_in_one_block(s, n)) {
     if (s == scheme::stratified) {
       small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate);
     } else {

@@ -32,6 +32,13 @@ struct step_source {
 #endif
 };
 
+/// Up to this many particles, systematic and stratified run as one kernel of one block (comb.cu's
+/// small_comb_pass, the system resident in it), which a closed gate leaves at once.
+inline constexpr std::size_t comb_one_block_n = 8192;
+constexpr bool comb_in_one_block(scheme s, std::size_t n) {
+  return n <= comb_one_block_n && (s == scheme::systematic || s == scheme::stratified);
+}
+
 /// Systematic (Code 5), stratified (Code 4) or multinomial-sorted fused with Code 8: comb.cu.
 template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
