@@ -9,7 +9,7 @@
 #   bench       bench_bpf rows matching BPF_BENCH (default: cuda and cuda-fast, N = 2^18 .. 2^24)
 #               (bench_bpf.txt)
 #   profile     Nsight Compute on one gather_propagate launch (after 8) of the gated row matching
-#               BPF_PROFILE (default bpf/cuda-fast/gated/16777216; gated rows: N = 2^12, 2^18, 2^24):
+#               BPF_PROFILE (default bpf/cuda-fast/gated/16777216; gated rows: N = 2^18, 2^24):
 #               ncu_details.txt, and where its instructions go (bpf_sass_regions.txt,
 #               scripts/sass_regions.py, from source_sass.csv.gz)
 #   times       every kernel's duration (Nsight Compute, boost clocks, warm caches) over 48 launches
