@@ -6,6 +6,8 @@
 //                                       2^24: two particles hold every weight (heavy runs)
 //   cuda/<scheme>/float/heavy<K>/<N>    the same schemes, N = 2^24: K = 32 or 512 particles of
 //                                       equal weight, every other -inf
+//   cuda/<scheme>/float/equal/<N>       the same schemes, N = 2^20 and 2^24: every log-weight 0, so
+//                                       every r = N C / Q is an integer
 //   cuda/batched/<scheme>/4096x1024     4096 systems of 1024 particles: a warp each (systematic,
 //                                       stratified), a block each (the chains)
 //   cuda/graph/systematic/<N>           the call captured once in a CUDA graph, the graph replayed
@@ -79,6 +81,11 @@ const float* heavy_weights(std::size_t n, std::size_t K) {
     for (std::size_t j = 0; j < K; ++j) f[j * (n / K) + 5 * j] = 0.0f;
     return f;
   });
+}
+
+/// Equal log-weights (0): every particle's r an integer, the estimate's hardest case.
+const float* equal_weights(std::size_t n) {
+  return cached_weights('e', n, 0.0, [n] { return std::vector<float>(n, 0.0f); });
 }
 
 /// The paper's weights of dispersion y, as single's `weights`.
@@ -193,6 +200,9 @@ int main(int argc, char** argv) {
   for (const auto s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
     benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/skewed").c_str(),
                                  [s](benchmark::State& st) { single(st, s, skewed_weights, {}); })
+        ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/equal").c_str(),
+                                 [s](benchmark::State& st) { single(st, s, equal_weights, {}); })
         ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
     for (const int K : {32, 512}) {  // more heavy runs than the comb's 32 slots, or as many
       benchmark::RegisterBenchmark(

@@ -49,6 +49,11 @@ struct tally {
   // makes one, stratified two, multinomial-sorted one plus one per point of its stratum (N / B <= 1
   // on average).
   double expected_undecided = 0;
+  // Stratified alone: its undecided particles, and 6 margin each as their expected count on weights
+  // whose r sit on integers (equal weights; zeros, r = 0 or N), where the two points beside the
+  // integer decide (stratified_from_estimate: each within 3 margin of its end with chance 3 margin).
+  std::uint64_t undecided_stratified = 0;
+  double expected_undecided_stratified = 0;
 };
 
 /// Runs every particle of w through comb_estimate (systematic with U, stratified, and
@@ -100,6 +105,7 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
         if (first + m >= n) continue;
         const std::size_t i = first + m;
         t.expected_undecided += 6 * margin + 4 * sorted_margin;
+        t.expected_undecided_stratified += 6 * margin;
         if (undecided_sys >> m & 1u) {
           ++t.undecided;
         } else {
@@ -108,6 +114,7 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
         }
         if (undecided_str >> m & 1u) {
           ++t.undecided;
+          ++t.undecided_stratified;
         } else {
           ++t.decided;
           t.wrong += O_str[m] != comb.stratified(C[i], stratified_key, stratified_step);
@@ -129,7 +136,7 @@ tally run_all(const std::vector<double>& w, std::uint32_t U, drift d, double ass
 /// Adds to *block_walks (when given) the runs that took the block-by-block count: only there did
 /// paths_differ compare two different ways.
 void expect_exact(const std::vector<double>& w, const std::string& what, bool mostly_decided,
-                  std::uint64_t* block_walks = nullptr) {
+                  std::uint64_t* block_walks = nullptr, bool integers_decided = true) {
   for (const drift d : {drift::up, drift::down, drift::alternating, drift::random}) {
     for (const std::uint32_t U : {0u, 0x80000000u, 0x9e3779b9u, 0xFFFFFFFFu}) {
       const tally t = run_all(w, U, d, eps);
@@ -143,6 +150,10 @@ void expect_exact(const std::vector<double>& w, const std::string& what, bool mo
       if (mostly_decided) {
         EXPECT_LE(static_cast<double>(t.undecided), 3 * t.expected_undecided + 20)
             << what << ", drift " << static_cast<int>(d);
+      }
+      if (integers_decided) {  // r on an integer: stratified's estimate decides by the points beside it
+        EXPECT_LE(static_cast<double>(t.undecided_stratified), 3 * t.expected_undecided_stratified + 20)
+            << what << " (stratified), drift " << static_cast<int>(d);
       }
     }
   }
@@ -165,7 +176,8 @@ TEST(CombEstimate, DecidesExactlyWithZerosHeavyAndEqualWeights) {
     std::vector<double> heavy(n, 1e-30);
     heavy[n / 3] = 1.0;
     expect_exact(heavy, "heavy, n = " + std::to_string(n), false);
-    // Every r an integer: nothing may be decided wrongly, and little can be decided at all.
+    // Every r an integer: nothing may be decided wrongly, and little can be decided at all but
+    // stratified (the points beside each integer decide it).
     expect_exact(std::vector<double>(n, 1.0), "equal, n = " + std::to_string(n), false);
   }
 }

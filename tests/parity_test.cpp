@@ -20,17 +20,23 @@ constexpr std::size_t parity_sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 1000, 4095
 using test::log_weights;
 
 template <class T, class Index>
-void expect_parity(scheme s, std::size_t n, bool with_zeros, const std::vector<test::backend>& backends = test::all_backends(),
-                   const options& opt = {}) {
-  const auto lw = log_weights<T>(n, 2.0, static_cast<unsigned>(n), with_zeros);
+void expect_parity_on(scheme s, const std::vector<T>& lw, const std::vector<test::backend>& backends = test::all_backends(),
+                      const options& opt = {}, const char* what = "") {
+  const std::size_t n = lw.size();
   const std::span<const T> view(lw);
   std::vector<Index> expected(n);
   backends[0].ancestors(s, view, key{7, 3}, 11, std::span<Index>(expected), opt);
   for (std::size_t b = 1; b < backends.size(); ++b) {
     std::vector<Index> got(n);
     backends[b].ancestors(s, view, key{7, 3}, 11, std::span<Index>(got), opt);
-    ASSERT_EQ(got, expected) << test::scheme_id(s) << " N = " << n << " on " << backends[b].name;
+    ASSERT_EQ(got, expected) << test::scheme_id(s) << " N = " << n << " " << what << " on " << backends[b].name;
   }
+}
+
+template <class T, class Index>
+void expect_parity(scheme s, std::size_t n, bool with_zeros, const std::vector<test::backend>& backends = test::all_backends(),
+                   const options& opt = {}) {
+  expect_parity_on<T, Index>(s, log_weights<T>(n, 2.0, static_cast<unsigned>(n), with_zeros), backends, opt);
 }
 
 class ParityTest : public testing::TestWithParam<scheme> {
@@ -47,6 +53,21 @@ TEST_P(ParityTest, FloatInt64) {
 TEST_P(ParityTest, WithZeroWeights) {
   for (const std::size_t n : parity_sizes) {
     if (n >= 2) expect_parity<double, std::int64_t>(GetParam(), n, true);
+  }
+}
+// Every log-weight equal (every r = N C / Q an integer) and every weight on two particles (r = 0
+// before them, N after): where the comb's estimates meet an integer, which the points of the strata
+// beside it decide (stratified and multinomial-sorted, core/comb_run.hpp). The chains only on the
+// equal ones: on the skewed ones a rejection draw would take about N / 2 tries.
+TEST_P(ParityTest, EqualAndSkewedWeights) {
+  const scheme s = GetParam();
+  for (const std::size_t n : {2, 33, 1000, 4097, 65537, 100003}) {
+    expect_parity_on<float, std::int32_t>(s, std::vector<float>(n, 0.0f), test::all_backends(), {}, "equal");
+    if (s == scheme::metropolis || s == scheme::megopolis || s == scheme::rejection) continue;
+    std::vector<double> skewed(n, -std::numeric_limits<double>::infinity());
+    skewed[n / 2] = 0.0;
+    skewed[(n / 2 + 1) % n] = -0.5;
+    expect_parity_on<double, std::int64_t>(s, skewed, test::all_backends(), {}, "skewed");
   }
 }
 // 2^22 particles on serial and 3 threads (B = 3 for the Metropolis types: parity does not depend on B).

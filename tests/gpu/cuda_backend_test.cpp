@@ -303,6 +303,27 @@ TEST(CudaSkewed, MoreHeavyRunsThanSlotsEqualCpu) {
   }
 }
 
+/// Every offspring to one particle at 2^20, where the whole grid is resident and every other warp
+/// is done almost at once, so that the finding block's warps write most of its run (comb.cu's heavy
+/// runs). Every slot must be written over the -1s.
+TEST(CudaSkewed, OneParticleOwnsEveryOffspringEqualCpu) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = std::size_t{1} << 20;
+  std::vector<float> lw(n, -std::numeric_limits<float>::infinity());
+  lw[n / 2 + 3] = 0.0f;
+  for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+    std::vector<std::int32_t> cpu_a(n);
+    cpu::ancestors(cpu::serial{}, s, view(lw), key{4, 2}, 9, std::span<std::int32_t>(cpu_a));
+    const auto owner = static_cast<std::int32_t>(n / 2 + 3);
+    ASSERT_EQ(std::count(cpu_a.begin(), cpu_a.end(), owner), static_cast<std::ptrdiff_t>(n));
+    EXPECT_EQ(gpu_ancestors_over_poison<std::int32_t>(s, lw, key{4, 2}, 9), cpu_a) << name(s);
+    if (s == scheme::systematic) {
+      const std::vector<std::int64_t> cpu_a64(cpu_a.begin(), cpu_a.end());
+      EXPECT_EQ(gpu_ancestors_over_poison<std::int64_t>(s, lw, key{4, 2}, 9), cpu_a64) << "64-bit indices";
+    }
+  }
+}
+
 /// Log-weights of huge magnitude, where floats near the max are 32 (3e8) to 2^104 (3e38) apart:
 /// a particle one step below the max has weight e^-32 or less, most are exactly zero once
 /// quantised. The comb's estimated weights must stay within their bound there too (a floor of

@@ -45,16 +45,27 @@ RESAMPLE_HOST_DEVICE inline bool systematic_from_estimate(double e, double margi
 
 /// Stratified's O for one particle from e, an estimate of r within `margin`: K = floor(r) strata
 /// below r, and stratum K's point K + U_K / 2^32 (U_K the first word of Philox at (K, step)) decides
-/// the last one. True, with O, when neither an integer nor that point lies within the margin of e.
+/// the last one. True, with O, when neither an integer nor that point lies within the margin of e;
+/// or when an integer J does (equal weights put every r on one, zero weights r = 0 or N) but stratum
+/// J - 1's point lies below J - 3 margin and stratum J's above J + 3 margin, so that O = J whether
+/// r is just below J or not (r is within 2 margin of J): one more Philox word, only there.
 RESAMPLE_HOST_DEVICE inline bool stratified_from_estimate(double e, double margin, std::uint64_t n, key k,
                                                           std::uint32_t step, std::uint64_t& O) {
+  constexpr double two_to_minus_32 = 2.3283064365386963e-10;
   const double f = std::floor(e - margin);
-  const std::uint64_t K = small_integer(f);
-  const bool certain = f + 1.0 > e + margin;  // no integer near r: K = f
+  const std::uint64_t K = small_integer(f);  // f = -1 gives 2^32 - 1, beyond every stratum
   const std::uint32_t U = philox_stream(k, K < n ? K : n - 1, step).next();
-  const double above = (e - f) - U * 2.3283064365386963e-10;  // r - K - u_K; e - f is exact
+  if (!(f + 1.0 > e + margin)) {  // J = f + 1 within the margin; U is stratum J - 1's where J >= 1
+    const std::uint64_t J = small_integer(f + 1.0);
+    const double lowest = 3.0 * margin;
+    const bool below = J == 0 || (J - 1 < n && U * two_to_minus_32 < 1.0 - lowest);
+    const bool above = J >= n || philox_stream(k, J, step).next() * two_to_minus_32 >= lowest;
+    O = J;
+    return below && above;
+  }
+  const double above = (e - f) - U * two_to_minus_32;  // r - K - u_K; e - f is exact
   O = K >= n ? n : K + (above > 0.0 ? 1 : 0);
-  return certain && (K >= n || above > margin || above < -margin);
+  return K >= n || above > margin || above < -margin;
 }
 
 /// Multinomial-sorted's offsets u (of 2^32) that lie certainly below r, u < lo, and certainly not
@@ -272,7 +283,7 @@ RESAMPLE_UNROLL
       const double e = detail::fused(per_weight_, W, base);
       near |= detail::stratified_from_estimate(e, margin_, n, k, step, O[m]) ? 0u : 1u << m;
     }
-    if (near) {  // rare, but every particle on an integer r (equal weights) comes here
+    if (near) {  // rare: an integer or a point within the margin, which the points beside it did not settle
 RESAMPLE_UNROLL
       for (int m = 0; m < Items; ++m) {
         if (near >> m & 1u) O[m] = stratified_near(k, step, m);
@@ -353,16 +364,8 @@ RESAMPLE_UNROLL
     const std::uint64_t n = comb_.size();
     const double e = estimate_of(m);
     const double f = std::floor(e - margin_);
-    if (!(f + 1.0 > e + margin_)) {
-      // r lies within 2 margin of the integer J = f + 1 (equal weights put every r on one), so
-      // K is J - 1 or J; either way O = J when u_{J-1} < 1 - 2 margin and u_J >= 2 margin:
-      // strata below J - 1 lie wholly below r, point J - 1 lies below it and point J above.
-      const std::uint64_t J = detail::small_integer(f + 1.0);
-      const double lowest = 3.0 * margin_;
-      const bool below = J == 0 || philox_stream(k, J - 1, step).next() * 2.3283064365386963e-10 < 1.0 - lowest;
-      const bool above = J >= n || philox_stream(k, J, step).next() * 2.3283064365386963e-10 >= lowest;
-      return below && above ? J : comb_.stratified(exact_C(m), k, step);
-    }
+    // An integer within the margin: stratified_from_estimate's two points did not decide it.
+    if (!(f + 1.0 > e + margin_)) return comb_.stratified(exact_C(m), k, step);
     const std::uint64_t K = detail::small_integer(f);
     if (K >= n) return n;
     // K is certain but point K lies within the margin of r: the exact comparison decides.
