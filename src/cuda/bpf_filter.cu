@@ -49,6 +49,7 @@
 #include <cooperative_groups.h>
 #include <cub/block/block_reduce.cuh>
 
+#include "detail/device_facts.hpp"
 #include "detail/schemes.hpp"
 #include "resample/bpf/cuda_filter.hpp"
 #include "resample/bpf/fast_moves.cuh"
@@ -997,14 +998,9 @@ struct cuda_filter<Model>::impl {
   /// so fewer fit than blocks per multiprocessor suggest (30 of 8 blocks on an H200, not 33), and a
   /// second wave of clusters doubled the kernel's time.
   [[nodiscard]] unsigned exact_cluster() const {
-    int device = 0, clusters = 0;
-    cuda::check(cudaGetDevice(&device), "cudaGetDevice (bpf)");
-    cuda::check(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, device), "cudaDeviceGetAttribute (bpf)");
-    if (!clusters) return 1;
+    if (!cuda::detail::cluster_launch_supported()) return 1;
     const auto kernel = &gather_propagate<exact_moves<Model, true>, true>;
-    cudaFuncAttributes built{};
-    cuda::check(cudaFuncGetAttributes(&built, kernel), "cudaFuncGetAttributes (bpf)");
-    if (built.ptxVersion < 90) return 1;  // device code for an earlier GPU, JIT-compiled: no cluster code
+    if (!cuda::detail::compiled_for_sm90(kernel)) return 1;  // JIT-compiled code for an earlier GPU
     cuda::check(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(drawn_w_bytes)),
         "cudaFuncSetAttribute (bpf)");

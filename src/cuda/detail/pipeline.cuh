@@ -35,6 +35,7 @@
 #include "resample/cuda/error.hpp"
 #include "resample/cuda/status.hpp"
 #include "resample/cuda/warp/write_ancestors.cuh"
+#include "device_facts.hpp"
 #include "temp_storage.hpp"
 
 namespace resample::cuda::detail {
@@ -45,11 +46,6 @@ inline constexpr int tile_items = block_threads * items_per_thread;
 inline constexpr int warps_per_tile = block_threads / 32;
 inline constexpr int finish_threads = 1024;
 inline constexpr int finish_items = 8;
-
-/// The current device's multiprocessor count, asked once per device (no synchronisation).
-int multiprocessor_count();
-/// Whether the current device has programmatic dependent launch (compute capability 9.0 and later).
-bool programmatic_launch_supported();
 
 inline std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
 inline unsigned grid_for(std::size_t threads, unsigned block = block_threads) {
@@ -73,22 +69,9 @@ __device__ inline void let_next_kernel_launch() {
 #endif
 }
 
-/// Whether the code the device runs for `kernel` has the waits above: PTX for sm_90 or later. A
-/// build for older architectures only, JIT-compiled for a Hopper GPU, has not, and its kernels
-/// must not start early. Asked once (the library's kernels share one build, and every device that
-/// can start kernels early picks the same code).
-template <class... Params>
-bool compiled_with_waits(void (*kernel)(Params...)) {
-  static const bool yes = [kernel] {
-    cudaFuncAttributes attributes{};
-    check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes");
-    return attributes.ptxVersion >= 90;
-  }();
-  return yes;
-}
-
 /// Enqueues kernel<<<grid, block, shared, stream>>>(args...), allowed to start early (above)
-/// where the device has programmatic dependent launch, the kernel was compiled with the waits, and
+/// where the device has programmatic dependent launch, the kernel was compiled with the waits
+/// (compiled_for_sm90), and
 /// the stream is not being captured (a captured call keeps plain edges, which every graph,
 /// conditional bodies included, takes).
 template <class... Params, class... Args>
@@ -104,7 +87,7 @@ void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 b
   config.blockDim = block;
   config.dynamicSmemBytes = shared;
   config.stream = stream;
-  if (capture == cudaStreamCaptureStatusNone && programmatic_launch_supported() && compiled_with_waits(kernel)) {
+  if (capture == cudaStreamCaptureStatusNone && programmatic_launch_supported() && compiled_for_sm90(kernel)) {
     config.attrs = &early;
     config.numAttrs = 1;
   }
