@@ -16,11 +16,13 @@
 //
 // A chunk is 32 x Items particles, Items consecutive ones per lane. A system of at most
 // ResidentChunks chunks keeps its weights in the warp's shared memory from summarise to the comb
-// (one exp per particle; in registers they cost 64 of them, and the warps in flight with them);
-// a larger one computes them again per chunk. Code 8 by warp::ancestor_writer (write_ancestors.cuh),
-// in windows of up to 384 offspring and without its fills (a system bounds a warp's windows), so a
-// window owned by one particle (a heavy one) costs the same as any other. Shared memory per warp:
-// Code 8's stage (1,536 bytes) and ResidentChunks x chunk doubles (9,728 bytes with the defaults).
+// (one exp per particle; in registers they cost 64 of them, and the warps in flight with them),
+// and with them the exact C before each lane's run, scanned in summarise (the comb then neither
+// quantises nor scans); a larger one computes both again per chunk. Code 8 by
+// warp::ancestor_writer (write_ancestors.cuh), in windows of up to 384 offspring and without its
+// fills (a system bounds a warp's windows), so a window owned by one particle (a heavy one) costs
+// the same as any other. Shared memory per warp: Code 8's stage (1,536 bytes), ResidentChunks x
+// chunk doubles and ResidentChunks x 32 C's of 16 bytes (11,776 bytes with the defaults).
 #pragma once
 
 #include <cstddef>
@@ -63,6 +65,7 @@ class resampler {
   struct TempStorage {
     typename ancestor_writer<Items>::TempStorage writer;  // Code 8's stage
     double w[ResidentChunks * chunk];  // a resident system's weights, [chunk][item][lane]: no bank conflicts
+    ulonglong2 C[ResidentChunks * 32];  // a resident system's exact C before each lane's run, [chunk][lane]
   };
 
   __device__ explicit resampler(TempStorage& tmp) : tmp_(tmp) {}
@@ -87,16 +90,32 @@ class resampler {
     const unsigned long long key = detail::max_over_warp(order_key(static_cast<double>(best)));
     summary<T> s = block::summary_of<T>(bad, key, n);
     if (s.code != status_code::ok) return s;
+    if (resident_) {
+      // The comb's exact C before each lane's run, by a warp scan per chunk here, where the weights
+      // are quantised anyway: the comb then neither quantises nor scans again.
+      u128 carry = 0;
+      for (std::size_t base = 0, c = 0; base < n; base += chunk, ++c) {
+        T x[Items];
+        double w[Items];
+        block::load_blocked(lw, base + lane * Items, n, x);
+        const u128 sum = quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+#pragma unroll
+        for (int m = 0; m < Items; ++m) tmp_.w[(c * Items + m) * 32 + lane] = w[m];
+        const u128 inclusive = block::warp_inclusive_sum(sum);
+        const u128 before = carry + inclusive - sum;
+        tmp_.C[c * 32 + lane] = make_ulonglong2(static_cast<unsigned long long>(before),
+                                                static_cast<unsigned long long>(before >> 64));
+        carry += block::warp_broadcast(inclusive, 31);
+      }
+      s.total = carry;
+      return s;
+    }
     u128 sum = 0;
-    for (std::size_t base = 0, c = 0; base < n; base += chunk, ++c) {
+    for (std::size_t base = 0; base < n; base += chunk) {
       T x[Items];
       double w[Items];
       block::load_blocked(lw, base + lane * Items, n, x);
       sum += quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
-      if (resident_) {
-#pragma unroll
-        for (int m = 0; m < Items; ++m) tmp_.w[(c * Items + m) * 32 + lane] = w[m];
-      }
     }
     s.total = block::warp_broadcast(block::warp_inclusive_sum(sum), 31);
     return s;
@@ -125,27 +144,28 @@ class resampler {
     int c = 0;
     for (std::size_t base = 0; base < n; base += chunk, ++c) {
       double w[Items];
-      u128 sum = 0;
+      u128 before;
       if (resident_) {
 #pragma unroll
         for (int m = 0; m < Items; ++m) w[m] = tmp_.w[(c * Items + m) * 32 + lane];
-#pragma unroll
-        for (int m = 0; m < Items; ++m) sum += quantise(w[m], s.fraction);  // cheaper than keeping it
+        const ulonglong2 C = tmp_.C[c * 32 + lane];
+        before = (static_cast<u128>(C.y) << 64) | C.x;
       } else {
         T x[Items];
         block::load_blocked(lw, base + lane * Items, n, x);
-        sum = quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+        const u128 sum = quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
+        const u128 inclusive = block::warp_inclusive_sum(sum);
+        before = carry + inclusive - sum;
+        carry += block::warp_broadcast(inclusive, 31);
       }
-      const u128 inclusive = block::warp_inclusive_sum(sum);
       std::uint32_t O[Items];
-      comb_fn(comb_run<Items>(comb, s.fraction, carry + inclusive - sum, w),
+      comb_fn(comb_run<Items>(comb, s.fraction, before, w),
               [&O](int m, std::uint64_t value) { O[m] = static_cast<std::uint32_t>(value); });
       std::uint32_t start = __shfl_up_sync(detail::full_mask, O[Items - 1], 1);  // O before this lane's run
       if (lane == 0) start = O_begin;
       const std::uint32_t O_end = __shfl_sync(detail::full_mask, O[Items - 1], 31);
       ancestor_writer<Items>::write(tmp_.writer, O, start, O_begin, O_end, base, a);
       O_begin = O_end;
-      carry += block::warp_broadcast(inclusive, 31);
     }
   }
 
