@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -252,6 +253,101 @@ TEST(PtxStatistics, BadInputReportedLikeTheCpuAndNothingWritten) {
     d_out.copy_to(std::span<double>(&out, 1));
     EXPECT_EQ(out, sentinel) << "a result was written for bad input";
   }
+}
+
+// Both backends' max passes read 16-byte vectors from the first 16-byte boundary and the scalars
+// around them on block 0: log-weights at every offset from an aligned allocation and of every
+// small size give the CPU's log-sum-exp bits, a NaN or +inf in the head, the vectors or the tail
+// is reported at the CPU's index, and so is a weight above a rejection bound (float and double).
+template <class T, bool Ptx>
+void max_pass_at_every_alignment() {
+  const auto lse = [](void* temp, std::size_t& bytes, const T* p, std::size_t n, double* out) {
+    if constexpr (Ptx) ptx::log_sum_exp<T>(temp, bytes, p, n, out);
+    else cuda::log_sum_exp<T>(temp, bytes, p, n, out);
+  };
+  const auto draw = [](void* temp, std::size_t& bytes, const T* p, std::size_t n, std::int32_t* a, const options& o) {
+    if constexpr (Ptx) ptx::ancestors<T, std::int32_t>(temp, bytes, scheme::rejection, p, n, {3, 4}, 1, a, o);
+    else cuda::ancestors<T, std::int32_t>(temp, bytes, scheme::rejection, p, n, {3, 4}, 1, a, o);
+  };
+  device_vector<double> d_out(1);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> source = test::log_weights(5000, 1.0, 21);
+  const std::vector<T> all(source.begin(), source.end());
+  for (const std::size_t offset : {0, 1, 2, 3}) {
+    for (const std::size_t n : {1, 2, 3, 5, 7, 8, 9, 33, 1000, 4099}) {
+      const std::vector<T> clean(all.begin() + static_cast<std::ptrdiff_t>(offset),
+                                 all.begin() + static_cast<std::ptrdiff_t>(offset + n));
+      std::vector<std::vector<T>> cases = {clean};
+      for (const std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
+        for (const double bad : {nan, inf}) {
+          cases.push_back(clean);
+          cases.back()[at] = static_cast<T>(bad);
+        }
+      }
+      for (const auto& lw : cases) {
+        const std::string where = std::string(Ptx ? "ptx, " : "cuda, ") + (sizeof(T) == 4 ? "float" : "double") +
+                                  ", offset " + std::to_string(offset) + ", n " + std::to_string(n);
+        std::vector<T> padded(offset, T{0});  // the call's pointer is `offset` weights into the allocation
+        padded.insert(padded.end(), lw.begin(), lw.end());
+        const device_vector<T> d_lw(view(padded));
+        const T* p = d_lw.data() + offset;
+        std::size_t bytes = 0;
+        lse(nullptr, bytes, p, n, nullptr);
+        const device_vector<char> temp(bytes);
+        lse(temp.data(), bytes, p, n, d_out.data());
+        std::optional<double> cpu_lse;
+        std::string cpu_message;
+        try {
+          cpu_lse = cpu::log_sum_exp(cpu::serial{}, std::span<const T>(lw));
+        } catch (const invalid_input& e) {
+          cpu_message = e.what();
+        }
+        try {
+          const auto st = cuda::check_status(temp.data(), nullptr);
+          ASSERT_TRUE(cpu_lse.has_value()) << where << ": accepted: " << cpu_message;
+          EXPECT_EQ(st.result, *cpu_lse) << where;
+        } catch (const invalid_input& e) {
+          EXPECT_EQ(std::string(e.what()), cpu_message) << where;
+        }
+      }
+      // A rejection bound below some weight: the first one above it is reported.
+      options low;
+      const T top = *std::max_element(clean.begin(), clean.end());
+      low.rejection_log_bound = static_cast<double>(top) - 0.25;
+      std::vector<T> padded(offset, T{0});
+      padded.insert(padded.end(), clean.begin(), clean.end());
+      const device_vector<T> d_lw(view(padded));
+      device_vector<std::int32_t> d_a(n);
+      std::size_t bytes = 0;
+      draw(nullptr, bytes, d_lw.data() + offset, n, d_a.data(), low);
+      const device_vector<char> temp(bytes);
+      draw(temp.data(), bytes, d_lw.data() + offset, n, d_a.data(), low);
+      std::string cpu_message;
+      try {
+        std::vector<std::int32_t> a(n);
+        cpu::ancestors(cpu::serial{}, scheme::rejection, std::span<const T>(clean), {3, 4}, 1,
+                       std::span<std::int32_t>(a), low);
+      } catch (const invalid_input& e) {
+        cpu_message = e.what();
+      }
+      ASSERT_FALSE(cpu_message.empty()) << "the CPU accepted a bound below a weight";
+      try {
+        (void)cuda::check_status(temp.data(), nullptr);
+        ADD_FAILURE() << (Ptx ? "ptx" : "cuda") << ": no error for a bound below a weight, offset " << offset
+                      << ", n " << n;
+      } catch (const invalid_input& e) {
+        EXPECT_EQ(std::string(e.what()), cpu_message) << "offset " << offset << ", n " << n;
+      }
+    }
+  }
+}
+
+TEST(PtxStatistics, MaxPassAtEveryAlignmentAndSmallSize) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  max_pass_at_every_alignment<float, true>();
+  max_pass_at_every_alignment<double, true>();
+  max_pass_at_every_alignment<float, false>();
+  max_pass_at_every_alignment<double, false>();
 }
 
 TEST(PtxStatistics, HostSideErrors) {
