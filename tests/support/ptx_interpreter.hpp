@@ -6,7 +6,8 @@
 // memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
 // modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev, ex2.approx.f32 (as the host's exp2f),
-// vector packs, shfl (bfly, up), vote (any, ballot), atom (max, min, add)); memory-order
+// vector packs, shfl (bfly, up), vote (any, ballot), bar.red.{or,and}.pred, atom (max, min, add),
+// max / min in f32 and f64 (NaN ignored), setp's .and / .or combination, cvt.rm.f32.f64); memory-order
 // qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
 // so a look-back finds its predecessors done; atomics are sequential), timing, and the JIT's own
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -361,8 +363,26 @@ class ptx_interpreter {
       }
       if (!any_left) return;
       if (all_at_bar) {
+        // bar.red.{or,and}.pred d, a, {!}c: every thread's d gets the reduction of its threads' c
+        const statement* red = nullptr;
+        for (const auto& t : b.threads) red = !t.done && t.waiting->op.size() > 1 && t.waiting->op[1] == "red" ? t.waiting : red;
+        bool reduced = red != nullptr && red->op[2] == "and";
+        if (red != nullptr) {
+          if (red->op[2] != "or" && red->op[2] != "and") throw std::runtime_error("unmodelled bar.red");
+          for (const auto& t : b.threads) {
+            if (t.done) continue;
+            if (t.waiting != red) throw std::runtime_error("deadlock: threads wait at different barriers");
+            const std::string& c = red->operands[2];
+            const bool negated = c[0] == '!';
+            const auto p = t.frames.back().preds.find(negated ? c.substr(1) : c);
+            if (p == t.frames.back().preds.end()) throw std::runtime_error("bar.red of an unset predicate " + c);
+            const bool x = p->second != negated;
+            reduced = red->op[2] == "or" ? reduced || x : reduced && x;
+          }
+        }
         for (auto& t : b.threads) {
           if (t.done) continue;
+          if (red != nullptr) t.frames.back().preds[red->operands[0]] = reduced;
           t.waiting = nullptr;
           ++t.frames.back().pc;
         }
@@ -553,12 +573,13 @@ class ptx_interpreter {
       }
       return;
     }
-    if (base == "setp") {
+    if (base == "setp") {  // setp.cmp[.and/.or].type p, a, b[, c]
       const std::string cmp = op[1];
       const std::uint64_t a = v(1), c = v(2);
       bool r = false;
-      if (type == "f64") {
-        const double x = as_f64(a), y = as_f64(c);
+      if (type == "f64" || type == "f32") {
+        const double x = type == "f64" ? as_f64(a) : std::bit_cast<float>(static_cast<std::uint32_t>(a));
+        const double y = type == "f64" ? as_f64(c) : std::bit_cast<float>(static_cast<std::uint32_t>(c));
         if (cmp == "lt") r = x < y;
         else if (cmp == "le") r = x <= y;
         else if (cmp == "gt") r = x > y;
@@ -579,6 +600,13 @@ class ptx_interpreter {
         else if (cmp == "ne") r = ua != ub;
         else throw fail("comparison");
       }
+      if (op.size() == 4) {  // the combination with a third, predicate operand
+        const auto p = fr.preds.find(o[3]);
+        if (p == fr.preds.end()) throw fail("unset predicate " + o[3]);
+        if (op[2] == "and") r = r && p->second;
+        else if (op[2] == "or") r = r || p->second;
+        else throw fail("setp combination");
+      }
       fr.preds[o[0]] = r;
       return;
     }
@@ -598,9 +626,15 @@ class ptx_interpreter {
         if (rnd != "rn") throw fail("rounding");
         const int w = width_of(src);
         out = bits(src[0] == 's' ? static_cast<double>(signed_value(a, w)) : static_cast<double>(truncate(a, w)));
-      } else if (dst == "f32" && src == "f64") {  // to nearest, the host's default mode
-        if (rnd != "rn") throw fail("rounding");
-        out = std::bit_cast<std::uint32_t>(static_cast<float>(as_f64(a)));
+      } else if (dst == "f32" && src == "f64") {  // to nearest (the host's default mode) or down
+        const double x = as_f64(a);
+        float f = static_cast<float>(x);
+        if (rnd == "rm") {
+          if (static_cast<double>(f) > x) f = std::nextafterf(f, -std::numeric_limits<float>::infinity());
+        } else if (rnd != "rn") {
+          throw fail("rounding");
+        }
+        out = std::bit_cast<std::uint32_t>(f);
       } else if (src == "f64") {
         const double x = as_f64(a);
         if (rnd != "rzi" || dst[0] != 'u' || !(x >= 0 && x < 18446744073709551616.0)) throw fail("conversion not modelled");
@@ -627,6 +661,12 @@ class ptx_interpreter {
       set(o[0], std::bit_cast<std::uint32_t>(std::exp2f(std::bit_cast<float>(static_cast<std::uint32_t>(v(1))))));
       return;
     }
+    if (type == "f32" && (base == "max" || base == "min")) {  // NaN ignored, as PTX's
+      const float x = std::bit_cast<float>(static_cast<std::uint32_t>(v(1)));
+      const float y = std::bit_cast<float>(static_cast<std::uint32_t>(v(2)));
+      set(o[0], std::bit_cast<std::uint32_t>(base == "max" ? std::fmax(x, y) : std::fmin(x, y)));
+      return;
+    }
     if (type == "f64") {
       if (op.size() > 2 && op[1] != "rn") throw fail("only .rn rounding is exact mode");
       auto d = [&](std::size_t i) { return as_f64(v(i)); };
@@ -639,6 +679,7 @@ class ptx_interpreter {
       else if (base == "fma") r = std::fma(d(1), d(2), d(3));
       else if (base == "neg") r = -d(1);
       else if (base == "max") r = std::fmax(d(1), d(2));
+      else if (base == "min") r = std::fmin(d(1), d(2));
       else throw fail("unmodelled f64 instruction");
       set(o[0], bits(r));
       return;
