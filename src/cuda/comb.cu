@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
   } else {
     const exact_comb comb(st->total, n);
     warp_comb(
-        x, max_lw, fraction, comb, C_warp, U * 2.3283064365386963e-10,
+        x, max_lw, fraction, comb, C_warp, U * resample::detail::two_to_minus_32,
         [](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.systematic(out); },
         [U](const run& r, auto sink) { r.systematic(U, sink); }, emit);
     if (threadIdx.x == 0 && begin != 0) tile_O_begin = comb.systematic(offset, U);

@@ -51,7 +51,6 @@ RESAMPLE_HOST_DEVICE inline bool systematic_from_estimate(double e, double margi
 /// r is just below J or not (r is within 2 margin of J): one more Philox word, only there.
 RESAMPLE_HOST_DEVICE inline bool stratified_from_estimate(double e, double margin, std::uint64_t n, key k,
                                                           std::uint32_t step, std::uint64_t& O) {
-  constexpr double two_to_minus_32 = 2.3283064365386963e-10;
   const double f = std::floor(e - margin);
   const std::uint64_t K = small_integer(f);  // f = -1 gives 2^32 - 1, beyond every stratum
   const std::uint32_t U = philox_stream(k, K < n ? K : n - 1, step).next();
@@ -249,7 +248,7 @@ class comb_run {
   /// Systematic (Code 5): emit(m, O^m) for each particle of the run, O^m = #{k : k + U/2^32 < r_m}.
   template <class Emit>
   RESAMPLE_HOST_DEVICE void systematic(std::uint32_t U, Emit emit) const {
-    const double base = comb_.estimate(C_before_) - U * 2.3283064365386963e-10;
+    const double base = comb_.estimate(C_before_) - U * detail::two_to_minus_32;
     double W = 0;
     std::uint64_t O[Items];
     unsigned near = 0;  // bit m: an integer lies within the margin of particle m's estimate
@@ -343,13 +342,13 @@ RESAMPLE_UNROLL
       if (J >= 1 && J - 1 < B) {
         const stratum_points p = strata(J - 1);
         for (std::uint64_t t = p.before; t < p.before + p.count; ++t) {
-          clear = clear && resample::sorted_points::point_offset(k, step, t) * 2.3283064365386963e-10 < 1.0 - lowest;
+          clear = clear && resample::sorted_points::point_offset(k, step, t) * detail::two_to_minus_32 < 1.0 - lowest;
         }
       }
       if (J < B) {
         const stratum_points p = strata(J);
         for (std::uint64_t t = p.before; t < p.before + p.count; ++t) {
-          clear = clear && resample::sorted_points::point_offset(k, step, t) * 2.3283064365386963e-10 >= lowest;
+          clear = clear && resample::sorted_points::point_offset(k, step, t) * detail::two_to_minus_32 >= lowest;
         }
         if (clear) return p.before;
       } else if (clear) {

@@ -25,6 +25,9 @@
 namespace resample {
 
 namespace detail {
+/// 2^-32: a 32-bit offset U as the fraction U 2^-32 of a stratum (exact, a power of two).
+inline constexpr double two_to_minus_32 = 0x1p-32;
+
 /// (k 2^32 + U) Q < (N 2^32) C: whether point k (at offset U) lies below r = N C / Q.
 RESAMPLE_HOST_DEVICE inline bool point_below(std::uint64_t k, std::uint32_t U, u128 Q, std::uint64_t n, u128 C) {
   return mul_wide(Q, (k << 32) | U) < mul_wide(C, n << 32);
@@ -62,7 +65,7 @@ class exact_comb {
 
   /// Systematic: O = #{k : k + U / 2^32 < N C / Q}.
   [[nodiscard]] RESAMPLE_HOST_DEVICE std::uint64_t systematic(u128 C, std::uint32_t U) const {
-    const double e = estimate(C) - U * 2.3283064365386963e-10;
+    const double e = estimate(C) - U * detail::two_to_minus_32;
     if (std::ceil(e - margin_) == std::ceil(e + margin_)) {  // no integer nearby: O = ceil(r - u)
       const double O = std::ceil(e);
       return O <= 0.0 ? 0 : O >= static_cast<double>(n_) ? n_ : static_cast<std::uint64_t>(O);
@@ -80,7 +83,7 @@ class exact_comb {
     const std::uint64_t K = floor_ratio(C, e);
     if (K >= n_) return n_;
     const std::uint32_t U = philox_stream(k, K, step).next();
-    const double above = e - static_cast<double>(K) - U * 2.3283064365386963e-10;  // r - K - u_K
+    const double above = e - static_cast<double>(K) - U * detail::two_to_minus_32;  // r - K - u_K
     if (above > margin_) return K + 1;
     if (above < -margin_) return K;
     return K + (detail::point_below(K, U, Q_, n_, C) ? 1 : 0);
