@@ -101,11 +101,9 @@ class resampler {
         const u128 sum = quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
 #pragma unroll
         for (int m = 0; m < Items; ++m) tmp_.w[(c * Items + m) * 32 + lane] = w[m];
-        const u128 inclusive = block::warp_inclusive_sum(sum);
-        const u128 before = carry + inclusive - sum;
+        const u128 before = run_start(sum, carry);
         tmp_.C[c * 32 + lane] = make_ulonglong2(static_cast<unsigned long long>(before),
                                                 static_cast<unsigned long long>(before >> 64));
-        carry += block::warp_broadcast(inclusive, 31);
       }
       s.total = carry;
       return s;
@@ -133,8 +131,17 @@ class resampler {
   }
 
  private:
-  /// Chunk by chunk: C before each lane's run by a warp scan carried from chunk to chunk, O by
-  /// comb_run, a by ancestor_writer.
+  /// The exact C before this lane's run of a chunk, from each lane's run sum; `carry` is the C
+  /// before the chunk and moves past it.
+  __device__ static u128 run_start(u128 sum, u128& carry) {
+    const u128 inclusive = block::warp_inclusive_sum(sum);
+    const u128 before = carry + inclusive - sum;
+    carry += block::warp_broadcast(inclusive, 31);
+    return before;
+  }
+
+  /// Chunk by chunk: C before each lane's run (kept by summarise for a resident system, else
+  /// run_start's scan carried from chunk to chunk), O by comb_run, a by ancestor_writer.
   template <class Comb>
   __device__ void comb_walk(const T* lw, std::size_t n, const summary<T>& s, Index* a, Comb comb_fn) {
     const int lane = static_cast<int>(threadIdx.x & 31);
@@ -153,10 +160,7 @@ class resampler {
       } else {
         T x[Items];
         block::load_blocked(lw, base + lane * Items, n, x);
-        const u128 sum = quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w);
-        const u128 inclusive = block::warp_inclusive_sum(sum);
-        before = carry + inclusive - sum;
-        carry += block::warp_broadcast(inclusive, 31);
+        before = run_start(quantised_weights(x, static_cast<double>(s.max_log_w), s.fraction, w), carry);
       }
       std::uint32_t O[Items];
       comb_fn(comb_run<Items>(comb, s.fraction, before, w),
