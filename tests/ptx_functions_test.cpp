@@ -32,6 +32,7 @@
 #include "support/ptx_interpreter.hpp"
 #include "support/test_weights.hpp"
 
+#include "look_back_storage.hpp"
 #include "module.hpp"
 
 namespace resample {
@@ -655,7 +656,8 @@ simulated_conversion simulate_conversion(conversion op, const std::vector<Index>
     case conversion::to_cumulative: {
       const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
       const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
-      sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
+      const auto scan_tiles = static_cast<unsigned>(ptx::detail::offspring_scan_tiles(n, index64 != 0, threads));
+      sim.launch("resample_offspring_scan", scan_tiles, threads,
                  {from, n, index64, ticket, flags, aggregates, inclusives, out, 0});
       break;
     }
@@ -716,6 +718,50 @@ TEST(PtxKernels, ConversionsAndPermuteEqualCpu) {
   }
   // one particle owns every offspring: Code 8's tile exceeds its stage (the binary search writes it)
   expect_conversions_equal_cpu(std::vector<std::int32_t>(900, 611), "one owner");
+}
+
+// The offspring scan moves 16-byte vectors where a whole tile is aligned and 4-byte words
+// elsewhere: counts and output each 0 to 3 words past an aligned address, sizes around a tile's
+// (512 int32 or 256 int64 counts at 32 threads), counts of either sign.
+template <class Index>
+void expect_offspring_scan_at_every_alignment() {
+  std::mt19937_64 rng(11);
+  constexpr unsigned threads = 32;
+  constexpr std::size_t words = sizeof(Index) / 4;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257}, std::size_t{512},
+                              std::size_t{513}, std::size_t{1500}, std::size_t{2048}}) {
+    std::vector<Index> o(n), want(n);
+    for (auto& x : o) x = static_cast<Index>(static_cast<std::int64_t>(rng() % 2001) - 1000);
+    cpu::offspring_to_cumulative(cpu::serial{}, std::span<const Index>(o), std::span<Index>(want));
+    for (std::size_t in_at = 0; in_at < 4; in_at += words) {
+      for (std::size_t out_at = 0; out_at < 4; out_at += words) {
+        test::ptx_interpreter sim(ptx::detail::module_text);
+        const std::size_t before_in = in_at / words, before_out = out_at / words;
+        std::vector<Index> padded(before_in, Index{5});
+        padded.insert(padded.end(), o.begin(), o.end());
+        padded.push_back(Index{6});
+        const std::uint64_t from = sim.alloc_copy(padded) + 4 * in_at;
+        const std::uint64_t out = sim.alloc_copy(std::vector<Index>(before_out + n + 1, Index{-7}));
+        const std::uint64_t tiles = ptx::detail::offspring_scan_tiles(n, words == 2, threads);
+        const std::uint64_t index64 = words == 2;
+        sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
+                   {from, n, index64, sim.alloc(4), sim.alloc(4 * tiles), sim.alloc(16 * tiles),
+                    sim.alloc(16 * tiles), out + 4 * out_at, 0});
+        const std::string where = "N = " + std::to_string(n) + ", counts at +" + std::to_string(4 * in_at) +
+                                  " bytes, output at +" + std::to_string(4 * out_at);
+        for (std::size_t i = 0; i < before_out; ++i) ASSERT_EQ(sim.read<Index>(out + i * sizeof(Index)), -7) << where;
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(sim.read<Index>(out + (before_out + i) * sizeof(Index)), want[i]) << where << ", at " << i;
+        }
+        ASSERT_EQ(sim.read<Index>(out + (before_out + n) * sizeof(Index)), -7) << where << ": written past N";
+      }
+    }
+  }
+}
+
+TEST(PtxKernels, OffspringScanAtEveryAlignment) {
+  expect_offspring_scan_at_every_alignment<std::int32_t>();
+  expect_offspring_scan_at_every_alignment<std::int64_t>();
 }
 
 TEST(PtxKernels, ConversionsReportBadIndicesAndWriteNothing) {
@@ -1182,7 +1228,8 @@ simulated_residual simulate_residual(const std::vector<T>& lw, key k, std::uint3
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives,
               k.seed, k.stream, cdf, 3, 0});
-  sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
+  const auto scan_tiles = static_cast<unsigned>(ptx::detail::offspring_scan_tiles(n, index64 != 0, threads));
+  sim.launch("resample_offspring_scan", scan_tiles, threads,
              {counts, n, index64, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, floors, status});
   sim.launch("resample_residual_draws", grid, 64, {cdf, floors, counts, n, index64, status, k.seed, k.stream});
   simulated_residual r;

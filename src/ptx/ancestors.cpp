@@ -156,7 +156,8 @@ void enqueue_points(const call& c, const points_storage& p) {
 
 /// The offspring scan (ptx/offspring_scan.ptx): inclusive sums of the counts at `counts` into `to`.
 void scan_counts(const call& c, std::uint64_t counts, std::uint64_t to) {
-  launch("resample_offspring_scan", c.tiles, tile_threads, c.stream,
+  launch("resample_offspring_scan", static_cast<unsigned>(offspring_scan_tiles(c.count, c.index64 != 0)),
+         offspring_scan_threads, c.stream,
          {&counts, &c.count, &c.index64, &c.scan.ticket_at, &c.scan.flags_at, &c.scan.aggregates_at,
           &c.scan.inclusives_at, &to, &c.status});
 }

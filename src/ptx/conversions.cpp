@@ -83,7 +83,8 @@ void offspring_to_cumulative(void* d_temp, std::size_t& temp_bytes, const Index*
   scan.clear(stream);  // the status stays good: any counts are summed
   const std::uint64_t in = detail::address(o), out = detail::address(O), count = n, ungated = 0;
   const std::uint32_t index64 = sizeof(Index) == 8 ? 1 : 0;
-  detail::launch("resample_offspring_scan", static_cast<unsigned>(tiles), detail::tile_threads, stream,
+  detail::launch("resample_offspring_scan", static_cast<unsigned>(detail::offspring_scan_tiles(n, index64 != 0)),
+                 detail::offspring_scan_threads, stream,
                  {&in, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
                   &out, &ungated});
 }
