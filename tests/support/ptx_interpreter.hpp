@@ -7,7 +7,8 @@
 // semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
 // modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev, ex2.approx.f32 (as the host's exp2f),
 // vector packs, shfl (bfly, up), vote (any, ballot), bar.red.{or,and}.pred, atom (max, min, add),
-// max / min in f32 and f64 (NaN ignored), setp's .and / .or combination, cvt.rm.f32.f64); memory-order
+// max / min in f32 and f64 (NaN ignored), setp's .and / .or combination, cvt.rm.f32.f64, cp.async from global to
+// shared (done at once; cp.async.wait_all has nothing to wait for)); memory-order
 // qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
 // so a look-back finds its predecessors done; atomics are sequential), timing, and the JIT's own
@@ -500,6 +501,15 @@ class ptx_interpreter {
     auto set = [&](const std::string& reg, std::uint64_t x) { fr.regs[reg] = x; };
     auto has = [&](const char* mod) { return std::find(op.begin(), op.end(), mod) != op.end(); };
 
+    if (base == "cp") {  // cp.async.cg.shared.global [d], [s], n: copied at once, so wait_all waits for nothing
+      if (has("wait_all")) return;
+      if (!has("async") || !has("shared") || !has("global")) throw fail("cp form not modelled");
+      const auto to = address(b, t, o[0]).second, from = address(b, t, o[1]).second;
+      const auto n = static_cast<std::size_t>(v(2));
+      if (to + n > b.shared.size()) throw fail("shared access out of bounds");
+      std::memcpy(b.shared.data() + to, locate(from, n), n);
+      return;
+    }
     if (base == "ld" || base == "st" || base == "atom") {
       std::string space;  // ld.global.nc, ld.acquire.gpu.global, st.release.gpu.global, atom.global.add ...
       for (const char* sp : {"param", "shared", "global"}) space = space.empty() && has(sp) ? sp : space;
