@@ -76,15 +76,14 @@ template <class Index>
 void offspring_to_cumulative(void* d_temp, std::size_t& temp_bytes, const Index* o, std::size_t n, Index* O,
                              cudaStream_t stream) {
   detail::check_call<Index>(n, o, O);
-  const std::size_t tiles = detail::tile_count(n);
+  const std::size_t tiles = detail::offspring_scan_tiles(n, sizeof(Index) == 8);  // the scan's own tiles
   cuda::detail::carve c(d_temp);
   const auto scan = detail::look_back_storage::take(c, tiles);
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   scan.clear(stream);  // the status stays good: any counts are summed
   const std::uint64_t in = detail::address(o), out = detail::address(O), count = n, ungated = 0;
   const std::uint32_t index64 = sizeof(Index) == 8 ? 1 : 0;
-  detail::launch("resample_offspring_scan", static_cast<unsigned>(detail::offspring_scan_tiles(n, index64 != 0)),
-                 detail::offspring_scan_threads, stream,
+  detail::launch("resample_offspring_scan", static_cast<unsigned>(tiles), detail::offspring_scan_threads, stream,
                  {&in, &count, &index64, &scan.ticket_at, &scan.flags_at, &scan.aggregates_at, &scan.inclusives_at,
                   &out, &ungated});
 }

@@ -21,8 +21,8 @@ constexpr std::size_t tile_items = 8 * tile_threads;
 constexpr std::size_t tile_count(std::size_t n) { return (n + tile_items - 1) / tile_items; }
 
 /// The offspring scan's blocks (ptx/offspring_scan.ptx: at most its .maxntid) and tiles: 64 bytes of
-/// counts a thread, so 16 int32 or 8 int64 counts; never more tiles than tile_count(n), for which
-/// the look-back's storage is carved.
+/// counts a thread, so 16 int32 or 8 int64 counts; never more tiles than tile_count(n), so that the
+/// storage a call carves for its comb kernel serves its scan too (src/ptx/ancestors.cpp).
 constexpr unsigned offspring_scan_threads = 256;
 constexpr std::size_t offspring_scan_tiles(std::size_t n, bool index64,
                                            unsigned block_threads = offspring_scan_threads) {
