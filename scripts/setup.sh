@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ make
+  python3               # cmake/inline_ptx.py: the build writes out the PTX calls marked // inline
   libboost-random-dev   # Boost.Random: the URBGs and distributions of cpu_reference/
   libgtest-dev          # GoogleTest (tests/)
   libbenchmark-dev      # Google Benchmark (benchmarks/)
