@@ -271,7 +271,8 @@ def expand_call(block, callee, site, indent):
 
 
 def expand_function(lines, start, end, known, where):
-    """The function's lines with its marked calls expanded; known: name -> expanded Function."""
+    """The function's lines with its marked calls expanded; known: name -> expanded Function;
+    where: the function's first line in its file (for messages)."""
     out = lines[start:end + 1]
     site = 0
     k = 0
@@ -299,10 +300,9 @@ def expand_function(lines, start, end, known, where):
             continue
         k += 1
     # a name the prefix could give must not be the caller's own
-    text = "\n".join(out)
-    if site and re.search(r"%in\d+_\w*", "\n".join(l for l in lines[start:end + 1])):
+    if site and re.search(r"%in\d+_\w*", "\n".join(lines[start:end + 1])):
         raise Refused(f"line {where + 1}: the function uses a register named %in<digits>_, the inliner's prefix")
-    return out, text
+    return out
 
 
 def expand(text, path):
@@ -313,7 +313,7 @@ def expand(text, path):
     for start, end in functions(lines):
         out += lines[last:start]
         try:
-            expanded, _ = expand_function(lines, start, end, known, start)
+            expanded = expand_function(lines, start, end, known, start)
             f = Function(expanded, 0, len(expanded) - 1)
         except Refused as e:
             sys.exit(f"{path}: {e}")
