@@ -6,7 +6,8 @@
 #   module_text     the files joined into one module (OUTPUT_PTX too, for ptxas): one header and
 #                   each file's own code, the copies left out, so every function is defined once.
 #                   The files are listed callees first, so every call follows its callee's
-#                   definition. One module lets the JIT inline calls across files.
+#                   definition. The JIT inlines no call across files or within one: the build
+#                   writes out the calls marked // inline (cmake/inline_ptx.py) before this runs.
 # A copy is the block that scripts/sync_ptx_copies.py writes:
 #   // ---- copy from NAME.ptx (...) ----
 #   ...a function or .shared line of NAME.ptx...   // ----   ...another...
