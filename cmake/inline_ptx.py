@@ -31,7 +31,6 @@ import re
 import sys
 
 MARK = "// inline"
-REGISTER = re.compile(r"%[A-Za-z_$][\w$]*")
 LABEL_DEF = re.compile(r"^\s*([A-Za-z_$][\w$]*):\s*(//.*)?$")
 FUNC_START = re.compile(r"^(\.visible\s+)?\.(func|entry)\b")
 PARAM_DECL = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+([A-Za-z_$][\w$]*)(?:\[(\d+)\])?")
@@ -180,9 +179,14 @@ def body_names(f):
 def renamed(line, prefix, registers, labels):
     """line with f's registers and labels prefixed (a %r<4> declaration as %in1_r<4>)."""
     text, comment = (line.split("//", 1) + [""])[:2]
-    text = re.sub(r"%([A-Za-z_$][\w$]*)<(\d+)>", lambda m: f"%{prefix}{m.group(1)}<{m.group(2)}>"
-                  if f"%{m.group(1)}0" in registers else m.group(0), text)
-    text = REGISTER.sub(lambda m: "%" + prefix + m.group(0)[1:] if m.group(0) in registers else m.group(0), text)
+
+    def register(m):
+        # one pass, decided on the name as written: a second pass would see the prefixed name of a
+        # %x<4> declaration (%in2_x) and could find it among the callee's own (a nested site 2's %x)
+        declared = f"%{m.group(1)}0" if m.group(2) else m.group(0)
+        return "%" + prefix + m.group(0)[1:] if declared in registers else m.group(0)
+
+    text = re.sub(r"%([A-Za-z_$][\w$]*)(<\d+>)?", register, text)
     if labels:
         text = re.sub(r"(?<![%\w$.])([A-Za-z_$][\w$]*)(?![\w$])",
                       lambda m: prefix + m.group(1) if m.group(1) in labels else m.group(1), text)

@@ -130,6 +130,59 @@ class Inliner(unittest.TestCase):
         ok, err = assembles(text)
         self.assertTrue(ok, err)
 
+    def test_a_range_keeps_one_prefix_where_a_nested_site_made_the_same_name(self):
+        # twice's own %x<2> at kernel site 1 becomes %in1_x<2>, though its own site 1 (one) has
+        # made a register %in1_x: the prefixed declaration is not renamed a second time
+        module = HEADER + """
+.func (.param .f64 r) one(.param .f64 x_in)
+{
+  .reg .f64 %x;
+  ld.param.f64 %x, [x_in];
+  add.rn.f64 %x, %x, 0d3FF0000000000000;
+  st.param.f64 [r], %x;
+  ret;
+}
+.func (.param .f64 r) twice(.param .f64 x_in)
+{
+  .reg .f64 %x<2>;
+  ld.param.f64 %x0, [x_in];
+  {
+    .param .f64 s;
+    .param .f64 a0;
+    st.param.f64 [a0], %x0;
+    call (s), one, (a0);  // inline
+    ld.param.f64 %x1, [s];
+  }
+  st.param.f64 [r], %x1;
+  ret;
+}
+.visible .entry k(.param .u64 out_in)
+{
+  .reg .b64 %out;
+  .reg .f64 %v;
+  ld.param.u64 %out, [out_in];
+  cvta.to.global.u64 %out, %out;
+  ld.global.f64 %v, [%out];
+  {
+    .param .f64 s;
+    .param .f64 a0;
+    st.param.f64 [a0], %v;
+    call (s), twice, (a0);  // inline
+    ld.param.f64 %v, [s];
+  }
+  st.global.f64 [%out], %v;
+  ret;
+}
+"""
+        code, text, err = expand(module)
+        self.assertEqual(code, 0, err)
+        kernel = text[text.index(".entry k"):]
+        self.assertIn(".reg .f64 %in1_x<2>;", kernel)
+        self.assertIn(".reg .f64 %in1_in1_x;", kernel)
+        self.assertIn("mov.b64 %in1_in1_x, %in1_x0;", kernel)
+        ok, err = assembles(text)
+        self.assertTrue(ok, err)
+
     def test_unmarked_file_is_copied_as_it_is(self):
         text = HEADER + CALLEE.replace("  // inline", "") + KERNEL.replace("  // inline", "")
         code, out, err = expand(text)
