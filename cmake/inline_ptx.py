@@ -114,7 +114,6 @@ class Function:
         if body_at is None:
             raise Refused("a function without a body")
         self.body_at = body_at
-        self.header = header
         m = re.search(r"\.(?:func|entry)\s*(\(([^)]*)\))?\s*([\w$]+)\s*\((.*)\)", header)
         if not m:
             raise Refused(f"function header {header.strip()}")
@@ -147,8 +146,9 @@ def functions(lines):
 
 
 def body_names(f):
-    """(registers, labels, call-scope .param names) the function declares in its body (a %r<4>
-    range as r0 .. r3). A .param, .shared or .local declaration of the function's own is refused."""
+    """(registers, labels) the function declares in its body (a %r<4> range as r0 .. r3). A .param,
+    .shared or .local declaration of the function's own, or a call's .param named as one of its
+    parameters, is refused."""
     registers, labels, call_params = set(), set(), set()
     depth = 1
     for line in f.lines[f.body_at + 1:-1]:
@@ -173,7 +173,7 @@ def body_names(f):
     clash = call_params & set(f.params + [f.result])
     if clash:
         raise Refused(f"{f.name} names a call's parameter as its own ({', '.join(sorted(clash))})")
-    return registers, labels, call_params
+    return registers, labels
 
 
 def renamed(line, prefix, registers, labels):
@@ -220,7 +220,7 @@ def expand_call(block, callee, site, indent):
         raise Refused(f"the call of {name} does not match its signature")
     argument = {formal: stores.get(actual, {}) for formal, actual in zip(callee.params, args)}
     prefix = f"in{site}_"
-    registers, labels, _ = body_names(callee)
+    registers, labels = body_names(callee)
     if "return" in labels:
         raise Refused(f"{name} has a label named return, the inliner's own")
     out_regs = {}  # result byte -> (register, bits)
@@ -281,7 +281,7 @@ def expand_function(lines, start, end, known, where):
     site = 0
     k = 0
     while k < len(out):
-        if MARK in out[k] and CALL.match(code(out[k])) and out[k].rstrip().endswith(MARK):
+        if out[k].rstrip().endswith(MARK) and CALL.match(code(out[k])):
             name = CALL.match(code(out[k])).group(2)
             if name not in known:
                 raise Refused(f"line {where + k + 1}: {name} is not defined before its marked call")
