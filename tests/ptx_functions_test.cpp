@@ -7,6 +7,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -203,7 +204,7 @@ simulated_statistics simulate_statistics(const std::vector<T>& lw, unsigned grid
   sim.launch("resample_weight_sums", grid, threads, {weights, n, is_double, fraction, status, sums, squares});
   sim.launch("resample_weight_statistics", 1, 1024,
              {weights, n, is_double, fraction, status, sums, squares, grid, wanted, out, (wanted == 3) ? out + 8 : 0,
-              no_bound, bits(0.01), 0});
+              no_bound, bits(0.01), 0, 0});
   simulated_statistics r;
   r.status = sim.read<cuda::device_status>(status);
   r.result = sim.read<double>(out);
@@ -300,7 +301,7 @@ void simulate_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::ui
   sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
   sim.launch("resample_weight_sums", grid, 64, {weights, n, is_double, fraction, status, sums, 0});
   sim.launch("resample_weight_statistics", 1, 64,
-             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0});
+             {weights, n, is_double, fraction, status, sums, 0, grid, 0, 0, 0, no_bound, bits(0.01), 0, 0});
 }
 
 /// Multinomial-sorted's points per stratum (ptx/sorted_points.ptx) as src/ptx/ancestors.cpp
@@ -330,9 +331,47 @@ struct simulated_comb {
 /// What the comb kernel writes (its form_in, src/ptx/ancestors.cpp).
 enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative = 2 };
 
+/// Systematic and stratified as src/ptx/ancestors.cpp enqueues them, on the simulator: the opening,
+/// the max pass, the tile sums with each warp's C (ptx/tile_sums.ptx), the finishing block writing
+/// each tile's C (on 32 threads, so that from 33 tiles its scan carries across chunks), then the
+/// comb from estimated weights (ptx/comb_from_estimates.ptx) on tiles of 8 `threads`.
+template <class T, class Index>
+simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, key k, std::uint32_t step,
+                                            unsigned threads, comb_form form, bool fast_exp) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads), warps = threads / 32;
+  const std::uint64_t weights = sim.alloc_copy(lw);
+  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
+  const std::uint64_t warp_offsets = sim.alloc(16 * tiles * warps);
+  const std::vector<Index> sentinel(n, Index{-7});
+  const std::uint64_t a = sim.alloc_copy(sentinel);
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  simulate_open_call(sim, status, step, k, 0, fast_exp);
+  sim.launch("resample_max_pass", 3, 64, {weights, n, is_double, status, no_bound});
+  sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
+             {weights, n, is_double, fraction, status, sums, warp_offsets});
+  sim.launch("resample_weight_statistics", 1, 32,
+             {weights, n, is_double, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
+  const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : 0;
+  sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
+             {weights, n, is_double, index64, comb_scheme, status, offsets, warp_offsets, k.seed, k.stream, a,
+              static_cast<std::uint64_t>(form)});
+  simulated_comb r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  return r;
+}
+
+/// The comb kernel the host runs for scheme s: the comb from estimated weights (systematic,
+/// stratified) or the look-back comb (multinomial-sorted, after its points per stratum).
 template <class T, class Index>
 simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads,
                              comb_form form = comb_form::ancestors, bool fast_exp = false) {
+  if (s != scheme::multinomial_sorted) {
+    return simulate_comb_from_estimates<T, Index>(lw, s, k, step, threads, form, fast_exp);
+  }
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const unsigned grid = 3;
@@ -423,8 +462,9 @@ TEST(PtxKernels, OffspringAndCumulativeFormsEqualCpu) {
 TEST(PtxKernels, CombNearIntegersHeavyTilesAndZeros) {
   for (const scheme s : comb_schemes) {
     const std::string name(resample::name(s));
-    // equal weights: every r on an integer, every particle decided by the exact products
-    expect_comb_equals_cpu<double, std::int32_t>(std::vector<double>(600, -2.5), s, 1, 32, name + " equal weights");
+    // equal weights: every r on an integer, every particle decided by the exact products (tiles of
+    // two warps, so that the second warp's exact C starts from the tile sums' warp offset)
+    expect_comb_equals_cpu<double, std::int32_t>(std::vector<double>(600, -2.5), s, 1, 64, name + " equal weights");
     // N a power of two: multinomial-sorted's B = N, so there too every r is an integer
     expect_comb_equals_cpu<double, std::int32_t>(std::vector<double>(512, 0.5), s, 3, 32, name + " 512 equal weights");
     // one particle with almost all the weight: its tile's offspring exceed the stage (the binary
@@ -438,6 +478,49 @@ TEST(PtxKernels, CombNearIntegersHeavyTilesAndZeros) {
       dyadic[i] = i % 5 == 0 ? -std::numeric_limits<double>::infinity() : -std::log(static_cast<double>(1 << (i % 4)));
     }
     expect_comb_equals_cpu<double, std::int64_t>(dyadic, s, 7, 64, name + " dyadic with zeros");
+  }
+}
+
+// Systematic with U = 0 (written into the status after the opening: no key and step are known to
+// give it). On equal weights every r - u is an integer, so every warp is undecided from its
+// estimates and every particle of the exact rerun goes to the products of exact_comb.ptx. With
+// particle 0 at 0 and the others at -1e-9 (whose estimates round to 1), each r lies 1e-9 (N - 1 - i)
+// / N above an integer and its estimate further above it: a comb that trusted an estimate with an
+// integer inside its margin would count one offspring too few, and a rerun that lost low words of
+// C would put r below the integer. The CPU's answer from the same comb with U = 0 (comb_ancestors,
+// exact_comb::systematic).
+TEST(PtxKernels, SystematicOnTheIntegersTakesTheExactProducts) {
+  constexpr unsigned threads = 64;
+  for (const std::size_t n : {std::size_t{600}, std::size_t{1031}, std::size_t{1500}}) {
+    std::vector<double> lw(n, 0.75);
+    if (n == 1500) {
+      std::fill(lw.begin(), lw.end(), -1e-9);
+      lw[0] = 0;
+    }
+    const auto summary = cpu::summarise(cpu::serial{}, std::span<const double>(lw));
+    const exact_comb comb(summary.total, n);
+    std::vector<std::int32_t> want(n);
+    cpu::comb_ancestors(cpu::serial{}, std::span<const double>(lw), summary, std::span<std::int32_t>(want),
+                        [&](u128 C) { return comb.systematic(C, 0); });
+    test::ptx_interpreter sim(ptx::detail::module_text);
+    const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
+    const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
+    const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
+    const std::uint64_t warp_offsets = sim.alloc(16 * tiles * 2), a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
+    const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+    const key k{3, 4};
+    simulate_open_call(sim, status, 1, k);
+    sim.write<std::uint32_t>(status + offsetof(cuda::device_status, shared_word), 0);  // U = 0
+    sim.launch("resample_max_pass", 3, 64, {weights, n, 1, status, no_bound});
+    sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
+               {weights, n, 1, fraction, status, sums, warp_offsets});
+    sim.launch("resample_weight_statistics", 1, 32,
+               {weights, n, 1, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
+    sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
+               {weights, n, 1, 0, 0, status, offsets, warp_offsets, k.seed, k.stream, a, 0});
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(sim.read<std::int32_t>(a + 4 * i), want[i]) << "N = " << n << ", i = " << i;
+    }
   }
 }
 
@@ -458,7 +541,7 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   sim.launch("resample_max_pass", 2, 64, {weights, n, 1, status, no_bound});
   sim.launch("resample_weight_sums", 2, 64, {weights, n, 1, fraction, status, sums, 0});
   sim.launch("resample_weight_statistics", 1, 64,
-             {weights, n, 1, fraction, status, sums, 0, 2, 0, 0, 0, no_bound, bits(0.01), 0});
+             {weights, n, 1, fraction, status, sums, 0, 2, 0, 0, 0, no_bound, bits(0.01), 0, 0});
   const key k{5, 6};
   const std::uint32_t step = 3;
   const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives,
@@ -599,16 +682,17 @@ TEST(PtxKernels, OpenCallTakesTheDeviceStepAndItsClosedGateStopsTheCall) {
     EXPECT_EQ(opened.n, 0u);
     EXPECT_EQ(sim.read<std::uint32_t>(ticket), 0u);
     for (std::uint64_t t = 0; t < tiles; ++t) ASSERT_EQ(sim.read<std::uint32_t>(flags + 4 * t), 0u) << "tile " << t;
-    const std::uint64_t weights = sim.alloc_copy(lw), sums = sim.alloc(16 * 3);
-    const std::uint64_t a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
+    // systematic as the host enqueues it (the summary by tiles, the comb from estimated weights)
+    const std::uint64_t weights = sim.alloc_copy(lw), sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
+    const std::uint64_t warp_offsets = sim.alloc(16 * tiles), a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
     const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
     sim.launch("resample_max_pass", 3, 64, {weights, n, 1, status, no_bound});
-    sim.launch("resample_weight_sums", 3, 64, {weights, n, 1, fraction, status, sums, 0});
+    sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
+               {weights, n, 1, fraction, status, sums, warp_offsets});
     sim.launch("resample_weight_statistics", 1, 64,
-               {weights, n, 1, fraction, status, sums, 0, 3, 0, 0, 0, no_bound, bits(0.01), 0});
-    sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
-               {weights, n, 1, 0, 0, status, ticket, flags, sim.alloc(16 * tiles), sim.alloc(16 * tiles), k.seed,
-                k.stream, a, 0, 0});
+               {weights, n, 1, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
+    sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
+               {weights, n, 1, 0, 0, status, offsets, warp_offsets, k.seed, k.stream, a, 0});
     const auto st = sim.read<cuda::device_status>(status);
     for (std::uint64_t i = 0; i < n; ++i) {
       const auto got = sim.read<std::int32_t>(a + 4 * i);
@@ -829,7 +913,7 @@ simulated_chains simulate_chains(const std::vector<T>& lw, scheme s, key k, std:
   sim.launch("resample_weight_sums", grid, threads, {weights, n, is_double, fraction, status, sums, 0});
   sim.launch("resample_weight_statistics", 1, threads,
              {weights, n, is_double, fraction, status, sums, 0, grid, wanted, 0, 0, bound, bits(opt.metropolis_eps),
-              opt.metropolis_steps.value_or(0)});
+              opt.metropolis_steps.value_or(0), 0});
   if (claim) sim.launch("resample_fill_indices", grid, threads, {claims, n, index64, n, status});
   const std::uint64_t kind = s == scheme::metropolis ? 0 : s == scheme::megopolis ? 1 : 2;
   sim.launch("resample_chains", static_cast<unsigned>((n + threads - 1) / threads), threads,

@@ -7,12 +7,17 @@
 //                 the verdict (NaN / +inf first, then all zero, then above rejection's bound),
 //                 max lw, F, Q and Metropolis' B (weight_summary.hpp)
 // then, by scheme:
-//   systematic, stratified: resample_comb_look_back, one block per tile of 2048 particles: the
-//                 exact C by a block scan and the decoupled look-back, the comb, then Code 8, o or
-//                 O (ptx/comb_look_back.ptx): the counts are written from the comb directly.
+//   systematic, stratified: the summary by tiles instead (resample_tile_sums: each tile's Q_t and
+//                 each warp's C within it; the finishing block also writes each tile's C before
+//                 it), then resample_comb_from_estimates, one block per tile of 2048 particles: the
+//                 comb from estimated weights from each warp's exact C (the exact weights only in a
+//                 warp where an estimate cannot decide), then Code 8, o or O
+//                 (ptx/comb_from_estimates.ptx): the counts are written from the comb directly.
 //   multinomial-sorted: the points per stratum P_K first (ptx/sorted_points.ptx: level 1's rows,
-//                 their column sums, the super-bins' scan, level 2), then the same comb kernel
-//                 with the c_K points of stratum K in place of stratified's one.
+//                 their column sums, the super-bins' scan, level 2), then resample_comb_look_back
+//                 (the exact C by a block scan and the decoupled look-back, the comb, then Code 8, o
+//                 or O: ptx/comb_look_back.ptx) with the c_K points of stratum K in place of
+//                 stratified's one.
 //   multinomial:  resample_comb_look_back's form 3 writes the exact C_i (16 bytes per particle of
 //                 temp storage), then resample_multinomial draws and searches (ptx/multinomial.ptx);
 //   residual, ssp: resample_split_expected_offspring (N q_i = f_i Q + r_i); then SSP's
@@ -123,6 +128,20 @@ void launch_comb(const call& c, std::uint32_t comb_scheme, std::uint32_t written
           &points});
 }
 
+/// The comb from estimated weights' tile arrays (ptx/tile_sums.ptx, comb_from_estimates.ptx): each
+/// tile's Q_t and C before it, each warp's C within its tile; {lo, hi} pairs.
+struct tile_storage {
+  std::uint64_t *sums = nullptr, *offsets = nullptr, *warp_offsets = nullptr;
+
+  static tile_storage take(cuda::detail::carve& c, std::size_t tiles) {
+    tile_storage t;
+    t.sums = c.take<std::uint64_t>(2 * tiles);
+    t.offsets = c.take<std::uint64_t>(2 * tiles);
+    t.warp_offsets = c.take<std::uint64_t>(2 * tiles * (tile_threads / 32));
+    return t;
+  }
+};
+
 /// Multinomial-sorted's temp storage: level 1's rows of G counts, the super-bins' counts and first
 /// points, and P_0 .. P_B (ptx/sorted_points.ptx).
 struct points_storage {
@@ -211,7 +230,9 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const std::size_t tiles = tile_count(n);
   cuda::detail::carve c(d_temp);
   const auto scan = look_back_storage::take(c, tiles);
-  auto* sums = c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
+  const bool estimated = s == scheme::systematic || s == scheme::stratified;  // the comb from estimates
+  // the weight sums' per-block sums (the comb from estimates sums by tiles instead)
+  auto* sums = estimated ? nullptr : c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   // the draw's ancestors (or a chain's counts) when they are not the output; Code 7's slots
   Index* drawn = (f == form::permuted || (counted && f != form::ancestors)) ? c.take<Index>(n) : nullptr;
   Index* counts = counted && f == form::cumulative ? c.take<Index>(n) : nullptr;
@@ -224,6 +245,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   Index* slots = f == form::permuted ? c.take<Index>(n) : nullptr;
   const bool sorted = s == scheme::multinomial_sorted;
   const points_storage points = sorted ? points_storage::take(c, n) : points_storage{};
+  const tile_storage tile_arrays = estimated ? tile_storage::take(c, tiles) : tile_storage{};
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (address(out) % sizeof(Index) != 0) {
     throw invalid_input("the output's device pointer is not aligned to its index type");
@@ -243,7 +265,12 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
                 static_cast<unsigned>(tiles),
                 stream};
   open_call(scan, opt, step, k, stream);
-  enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, request_for(s, opt), stream);
+  if (estimated) {
+    enqueue_tile_summary(lw, sizeof(T) == 8, n, scan.status, tile_arrays.sums, tile_arrays.warp_offsets,
+                         tile_arrays.offsets, request_for(s, opt), stream);
+  } else {
+    enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, request_for(s, opt), stream);
+  }
   if (slots != nullptr) {  // Code 7's d = N, written once the verdict is good
     launch("resample_fill_indices", at.grid, threads, stream,
            {&at.slots, &at.count, &at.index64, &at.count, &at.status});
@@ -262,9 +289,18 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
     launch("resample_multinomial", at.grid, threads, stream,
            {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.drawn});
   } else {  // systematic, stratified, multinomial-sorted: the comb writes the form itself (permuted: ancestors first)
-    if (sorted) enqueue_points(at, points);
     const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
-    launch_comb(at, comb_scheme(s), written, f == form::permuted ? at.drawn : at.out, address(points.points));
+    const std::uint64_t to = f == form::permuted ? at.drawn : at.out;
+    if (estimated) {
+      const std::uint32_t scheme_in = comb_scheme(s);
+      const std::uint64_t offsets = address(tile_arrays.offsets), warp_offsets = address(tile_arrays.warp_offsets);
+      launch("resample_comb_from_estimates", at.tiles, tile_threads, stream,
+             {&at.weights, &at.count, &at.is_double, &at.index64, &scheme_in, &at.status, &offsets, &warp_offsets,
+              &k.seed, &k.stream, &to, &written});
+    } else {
+      enqueue_points(at, points);
+      launch_comb(at, comb_scheme(s), written, to, address(points.points));
+    }
   }
   if (f == form::permuted) {  // Code 7: the chains made their claims already
     if (!chain) {

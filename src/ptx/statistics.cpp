@@ -14,6 +14,7 @@
 #include "resample/cuda/error.hpp"
 #include "resample/ptx/resample.hpp"
 #include "grid.hpp"
+#include "look_back_storage.hpp"
 #include "status_layout.hpp"
 #include "weight_summary.hpp"
 
@@ -38,9 +39,29 @@ void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda:
   launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
   launch("resample_weight_sums", blocks, threads, stream,
          {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at});
+  const std::uint64_t no_offsets = 0;
   launch("resample_weight_statistics", 1, finish_threads, stream,
          {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &blocks, &req.wanted, &result,
-          &ess_at, &req.bound, &req.eps, &req.fixed_steps});
+          &ess_at, &req.bound, &req.eps, &req.fixed_steps, &no_offsets});
+}
+
+void enqueue_tile_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
+                          std::uint64_t* tile_sums, std::uint64_t* warp_offsets, std::uint64_t* offsets,
+                          const summary_request& req, cudaStream_t stream) {
+  constexpr unsigned finish_threads = 1024;
+  const unsigned blocks = weight_sum_blocks(n), tiles = static_cast<unsigned>(tile_count(n));
+  const std::uint64_t weights = address(lw), status = address(st), sums_at = address(tile_sums);
+  const std::uint64_t warps_at = address(warp_offsets), offsets_at = address(offsets), none = 0;
+  const std::uint64_t result = address(req.d_result), ess_at = address(req.d_ess);
+  const std::uint64_t count = n;
+  const std::uint32_t double_weights = is_double ? 1 : 0;
+  const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
+  launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
+  launch("resample_tile_sums", tiles, tile_threads, stream,
+         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &warps_at});
+  launch("resample_weight_statistics", 1, finish_threads, stream,
+         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &none, &tiles, &req.wanted, &result, &ess_at,
+          &req.bound, &req.eps, &req.fixed_steps, &offsets_at});
 }
 
 namespace {
