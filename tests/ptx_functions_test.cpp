@@ -524,6 +524,37 @@ TEST(PtxKernels, SystematicOnTheIntegersTakesTheExactProducts) {
   }
 }
 
+// The finishing block's tile offsets (weight_statistics.ptx, offsets_in) for 1 to 700 tiles on 32
+// threads (rounds of 256 tiles, so up to three carried): each the exclusive prefix of the tile sums,
+// Q their total, with low words near 2^64 so that carries cross the halves everywhere.
+TEST(PtxKernels, TileOffsetsAreTheExclusivePrefixAcrossRounds) {
+  std::mt19937_64 rng(41);
+  for (const std::uint64_t tiles : {std::uint64_t{1}, std::uint64_t{255}, std::uint64_t{257}, std::uint64_t{700}}) {
+    test::ptx_interpreter sim(ptx::detail::module_text);
+    const auto lw = test::log_weights(100, 1.0, 5);  // a good verdict from the max pass
+    const std::uint64_t weights = sim.alloc_copy(lw), n = lw.size(), status = sim.alloc(sizeof(cuda::device_status));
+    std::vector<std::uint64_t> sums(2 * tiles);
+    for (std::uint64_t t = 0; t < tiles; ++t) {
+      sums[2 * t] = ~std::uint64_t{0} - (rng() >> 40);
+      sums[2 * t + 1] = rng() >> 50;
+    }
+    const std::uint64_t sums_at = sim.alloc_copy(sums), offsets = sim.alloc(16 * tiles);
+    simulate_open_call(sim, status, 1, {1, 2});
+    sim.launch("resample_max_pass", 1, 64, {weights, n, 1, status, no_bound});
+    sim.launch("resample_weight_statistics", 1, 32,
+               {weights, n, 1, static_cast<std::uint64_t>(fraction_bits(n)), status, sums_at, 0, tiles, 0, 0, 0,
+                no_bound, bits(0.01), 0, offsets});
+    u128 C = 0;
+    for (std::uint64_t t = 0; t < tiles; ++t) {
+      const u128 got = (static_cast<u128>(sim.read<std::uint64_t>(offsets + 16 * t + 8)) << 64) |
+                       sim.read<std::uint64_t>(offsets + 16 * t);
+      ASSERT_TRUE(got == C) << tiles << " tiles: the offset of tile " << t;
+      C += (static_cast<u128>(sums[2 * t + 1]) << 64) | sums[2 * t];
+    }
+    EXPECT_TRUE(sim.read<cuda::device_status>(status).total == C) << tiles << " tiles: Q";
+  }
+}
+
 TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   // In the simulator every earlier tile has finished, so a look-back finds an inclusive prefix at
   // once. Here tile 40 runs again with tiles 1..39 showing only their aggregates (flag 1) and tile
