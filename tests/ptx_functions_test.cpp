@@ -331,24 +331,18 @@ struct simulated_comb {
 /// What the comb kernel writes (its form_in, src/ptx/ancestors.cpp).
 enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative = 2 };
 
-/// Systematic and stratified as src/ptx/ancestors.cpp enqueues them, on the simulator: the opening,
-/// the max pass, the tile sums with each warp's C (ptx/tile_sums.ptx), the finishing block writing
-/// each tile's C (on 32 threads, so that from 33 tiles its scan carries across chunks), then the
-/// comb from estimated weights (ptx/comb_from_estimates.ptx) on tiles of 8 `threads`.
-template <class T, class Index>
-simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, key k, std::uint32_t step,
-                                            unsigned threads, comb_form form, bool fast_exp) {
-  test::ptx_interpreter sim(ptx::detail::module_text);
-  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+/// Systematic and stratified after the call's opening as src/ptx/ancestors.cpp enqueues them, on the
+/// simulator: the max pass, the tile sums with each warp's C (ptx/tile_sums.ptx), the finishing
+/// block writing each tile's C (on 32 threads, so that from 257 tiles its scan carries across
+/// rounds), then the comb from estimated weights (ptx/comb_from_estimates.ptx) on tiles of 8
+/// `threads`, writing `form` to `a`.
+void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n,
+                             std::uint64_t is_double, std::uint64_t index64, scheme s, std::uint64_t status, key k,
+                             unsigned threads, std::uint64_t a, comb_form form = comb_form::ancestors) {
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads), warps = threads / 32;
-  const std::uint64_t weights = sim.alloc_copy(lw);
-  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
   const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
   const std::uint64_t warp_offsets = sim.alloc(16 * tiles * warps);
-  const std::vector<Index> sentinel(n, Index{-7});
-  const std::uint64_t a = sim.alloc_copy(sentinel);
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  simulate_open_call(sim, status, step, k, 0, fast_exp);
   sim.launch("resample_max_pass", 3, 64, {weights, n, is_double, status, no_bound});
   sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, fraction, status, sums, warp_offsets});
@@ -358,6 +352,19 @@ simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, 
   sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, comb_scheme, status, offsets, warp_offsets, k.seed, k.stream, a,
               static_cast<std::uint64_t>(form)});
+}
+
+/// The opening, then run_comb_from_estimates; the status and what the comb wrote.
+template <class T, class Index>
+simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, key k, std::uint32_t step,
+                                            unsigned threads, comb_form form, bool fast_exp) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  const std::uint64_t weights = sim.alloc_copy(lw);
+  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
+  const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
+  simulate_open_call(sim, status, step, k, 0, fast_exp);
+  run_comb_from_estimates(sim, weights, n, is_double, index64, s, status, k, threads, a, form);
   simulated_comb r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
@@ -503,21 +510,12 @@ TEST(PtxKernels, SystematicOnTheIntegersTakesTheExactProducts) {
     cpu::comb_ancestors(cpu::serial{}, std::span<const double>(lw), summary, std::span<std::int32_t>(want),
                         [&](u128 C) { return comb.systematic(C, 0); });
     test::ptx_interpreter sim(ptx::detail::module_text);
-    const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
     const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
-    const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
-    const std::uint64_t warp_offsets = sim.alloc(16 * tiles * 2), a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
-    const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+    const std::uint64_t a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
     const key k{3, 4};
     simulate_open_call(sim, status, 1, k);
     sim.write<std::uint32_t>(status + offsetof(cuda::device_status, shared_word), 0);  // U = 0
-    sim.launch("resample_max_pass", 3, 64, {weights, n, 1, status, no_bound});
-    sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
-               {weights, n, 1, fraction, status, sums, warp_offsets});
-    sim.launch("resample_weight_statistics", 1, 32,
-               {weights, n, 1, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
-    sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
-               {weights, n, 1, 0, 0, status, offsets, warp_offsets, k.seed, k.stream, a, 0});
+    run_comb_from_estimates(sim, weights, n, 1, 0, scheme::systematic, status, k, threads, a);
     for (std::size_t i = 0; i < n; ++i) {
       ASSERT_EQ(sim.read<std::int32_t>(a + 4 * i), want[i]) << "N = " << n << ", i = " << i;
     }
@@ -714,16 +712,8 @@ TEST(PtxKernels, OpenCallTakesTheDeviceStepAndItsClosedGateStopsTheCall) {
     EXPECT_EQ(sim.read<std::uint32_t>(ticket), 0u);
     for (std::uint64_t t = 0; t < tiles; ++t) ASSERT_EQ(sim.read<std::uint32_t>(flags + 4 * t), 0u) << "tile " << t;
     // systematic as the host enqueues it (the summary by tiles, the comb from estimated weights)
-    const std::uint64_t weights = sim.alloc_copy(lw), sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
-    const std::uint64_t warp_offsets = sim.alloc(16 * tiles), a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
-    const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-    sim.launch("resample_max_pass", 3, 64, {weights, n, 1, status, no_bound});
-    sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
-               {weights, n, 1, fraction, status, sums, warp_offsets});
-    sim.launch("resample_weight_statistics", 1, 64,
-               {weights, n, 1, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
-    sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
-               {weights, n, 1, 0, 0, status, offsets, warp_offsets, k.seed, k.stream, a, 0});
+    const std::uint64_t weights = sim.alloc_copy(lw), a = sim.alloc_copy(std::vector<std::int32_t>(n, -7));
+    run_comb_from_estimates(sim, weights, n, 1, 0, scheme::systematic, status, k, threads, a);
     const auto st = sim.read<cuda::device_status>(status);
     for (std::uint64_t i = 0; i < n; ++i) {
       const auto got = sim.read<std::int32_t>(a + 4 * i);
