@@ -229,8 +229,10 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const bool residual = s == scheme::residual, ssp = s == scheme::ssp, split = residual || ssp;
   const std::size_t tiles = tile_count(n);
   cuda::detail::carve c(d_temp);
-  const auto scan = look_back_storage::take(c, tiles);
   const bool estimated = s == scheme::systematic || s == scheme::stratified;  // the comb from estimates
+  // the status, and the look-back's flags and prefixes for the kernels that look back (the comb
+  // from estimates does not: open_call then zeroes the status and the ticket only)
+  const auto scan = look_back_storage::take(c, estimated ? 0 : tiles);
   // the weight sums' per-block sums (the comb from estimates sums by tiles instead)
   auto* sums = estimated ? nullptr : c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   // the draw's ancestors (or a chain's counts) when they are not the output; Code 7's slots
