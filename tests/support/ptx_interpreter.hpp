@@ -9,7 +9,8 @@
 // vector packs, shfl (bfly, up), vote (any, ballot), bar.red.{or,and}.pred, atom (max, min, add),
 // max / min in f32 and f64 (NaN ignored), setp's .and / .or combination, cvt.rm.f32.f64, cp.async from global to
 // shared (done at once; cp.async.wait_all has nothing to wait for)); memory-order
-// qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form throws. What it cannot show:
+// qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form,
+// and a shared or global access not aligned to its whole size (as the GPU's fault), throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
 // so a look-back finds its predecessors done; atomics are sequential), timing, and the JIT's own
 // behaviour; those are the GPU tests' (tests/gpu/ptx_backend_test.cpp).
@@ -545,6 +546,11 @@ class ptx_interpreter {
         std::memcpy(memory(at, static_cast<std::size_t>(bytes)), &now, static_cast<std::size_t>(bytes));
         set(o[0], old);
         return;
+      }
+      // PTX requires every access to be aligned to its whole size (a v4.f32: 16 bytes); the GPU
+      // faults on one that is not, where this memory would not notice
+      if (space != "param" && at % static_cast<std::uint64_t>(count * bytes) != 0) {
+        throw fail("misaligned " + std::to_string(count * bytes) + "-byte " + space + " access");
       }
       const std::vector<std::string> regs = is_vector ? vector_operand(load ? o[0] : o[1])
                                                       : std::vector<std::string>{load ? o[0] : o[1]};
