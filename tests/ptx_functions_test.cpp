@@ -354,13 +354,16 @@ void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, 
               static_cast<std::uint64_t>(form)});
 }
 
-/// The opening, then run_comb_from_estimates; the status and what the comb wrote.
+/// The opening, then run_comb_from_estimates; the status and what the comb wrote. lead: items
+/// before lw in its allocation, so that lw is not 16-byte aligned (the comb's per-item loads).
 template <class T, class Index>
 simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, key k, std::uint32_t step,
-                                            unsigned threads, comb_form form, bool fast_exp) {
+                                            unsigned threads, comb_form form, bool fast_exp, std::size_t lead = 0) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
-  const std::uint64_t weights = sim.alloc_copy(lw);
+  std::vector<T> led(lead, T{0});
+  led.insert(led.end(), lw.begin(), lw.end());
+  const std::uint64_t weights = sim.alloc_copy(led) + lead * sizeof(T);
   const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
   simulate_open_call(sim, status, step, k, 0, fast_exp);
@@ -436,6 +439,33 @@ TEST(PtxKernels, CombSchemesEqualCpuAcrossTilesAndWindows) {
     const auto lw = test::log_weights(3000, 4.0, 8);
     const std::vector<float> lwf(lw.begin(), lw.end());
     expect_comb_equals_cpu<float, std::int64_t>(lwf, s, 9, 64, name + " float / int64");
+  }
+}
+
+TEST(PtxKernels, CombFromEstimatesLoadsRowsPartOrUnaligned) {
+  // The comb loads a thread's 8 log-weights by 16-byte loads when all lie below N and lw is 16-byte
+  // aligned, one by one otherwise: N = 8 m + 7 leaves a thread with 7 items, and lw one item past an
+  // aligned address sends every thread to the per-item loads, for floats and doubles.
+  const key k{11, 3};
+  const auto lw = test::log_weights(3007, 3.0, 12);
+  const std::vector<float> lwf(lw.begin(), lw.end());
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    std::vector<std::int32_t> want(lw.size()), wantf(lw.size());
+    cpu::ancestors(cpu::serial{}, s, std::span<const double>(lw), k, 2, std::span<std::int32_t>(want));
+    cpu::ancestors(cpu::serial{}, s, std::span<const float>(lwf), k, 2, std::span<std::int32_t>(wantf));
+    for (const std::size_t lead : {std::size_t{0}, std::size_t{1}}) {
+      const std::string what = std::string(resample::name(s)) + ", lead " + std::to_string(lead);
+      const auto got = simulate_comb_from_estimates<double, std::int32_t>(lw, s, k, 2, 64, comb_form::ancestors,
+                                                                          false, lead);
+      const auto gotf = simulate_comb_from_estimates<float, std::int32_t>(lwf, s, k, 2, 64, comb_form::ancestors,
+                                                                          false, lead);
+      ASSERT_EQ(got.status.code, 0) << what;
+      ASSERT_EQ(gotf.status.code, 0) << what;
+      for (std::size_t j = 0; j < lw.size(); ++j) {
+        ASSERT_EQ(got.a[j], want[j]) << what << ", double: ancestor " << j;
+        ASSERT_EQ(gotf.a[j], wantf[j]) << what << ", float: ancestor " << j;
+      }
+    }
   }
 }
 
