@@ -6,7 +6,7 @@
 // memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
 // modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev, ex2.approx.f32 (as the host's exp2f),
-// vector packs, shfl (bfly, up), vote (any, ballot), bar.red.{or,and}.pred, atom (max, min, add),
+// vector packs, shfl (bfly, up, idx), vote (any, ballot), bar.warp.sync, bar.red.{or,and}.pred, atom (max, min, add),
 // max / min in f32 and f64 (NaN ignored), setp's .and / .or combination, cvt.rm.f32.f64, cp.async from global to
 // shared (done at once; cp.async.wait_all has nothing to wait for)); memory-order
 // qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form,
@@ -138,7 +138,7 @@ class ptx_interpreter {
   };
   struct block_state {
     block_state(unsigned block_threads, unsigned grid, unsigned id, std::size_t shared_bytes)
-        : threads(block_threads), ntid(block_threads), nctaid(grid), ctaid(id), shared(shared_bytes, 0) {
+        : threads(block_threads), ntid(block_threads), nctaid(grid), ctaid(id), shared(shared_bytes, 0xA5) {
       for (unsigned i = 0; i < block_threads; ++i) threads[i].tid = i;
     }
     std::vector<thread_state> threads;
@@ -349,7 +349,7 @@ class ptx_interpreter {
       for (std::size_t w = 0; w * 32 < b.threads.size(); ++w) {
         const std::size_t first = w * 32, last = std::min(first + 32, b.threads.size());
         const statement* s = b.threads[first].waiting;
-        if (s == nullptr || s->op[0] == "bar") continue;
+        if (s == nullptr || block_barrier(*s)) continue;
         bool all = last - first == 32;
         for (std::size_t i = first; i < last && all; ++i) all = b.threads[i].waiting == s;
         if (!all) continue;
@@ -361,7 +361,7 @@ class ptx_interpreter {
       for (const auto& t : b.threads) {
         if (t.done) continue;
         any_left = true;
-        all_at_bar = all_at_bar && t.waiting != nullptr && t.waiting->op[0] == "bar";
+        all_at_bar = all_at_bar && t.waiting != nullptr && block_barrier(*t.waiting);
       }
       if (!any_left) return;
       if (all_at_bar) {
@@ -394,11 +394,22 @@ class ptx_interpreter {
     }
   }
 
-  // shfl.sync.{bfly,up}.b32 d, a, b, c, mask; vote.sync.any.pred d, p, mask; vote.sync.ballot.b32 d, p, mask
+  /// bar.sync / bar.red (the block's), not bar.warp.sync (a warp's, resolved as a warp operation).
+  static bool block_barrier(const statement& s) { return s.op[0] == "bar" && !(s.op.size() > 1 && s.op[1] == "warp"); }
+
+  // shfl.sync.{bfly,up,idx}.b32 d, a, b, c, mask (idx: over the whole warp, c = 31); vote.sync.any.pred d, p, mask;
+  // vote.sync.ballot.b32 d, p, mask; bar.warp.sync mask (all 32 lanes)
   void resolve_warp_op(block_state& b, std::size_t first, const statement& s) const {
     std::uint64_t source[32];
     bool pred[32];
     const bool vote = s.op[0] == "vote";
+    if (s.op[0] == "bar") {
+      for (std::size_t l = 0; l < 32; ++l) {
+        b.threads[first + l].waiting = nullptr;
+        ++b.threads[first + l].frames.back().pc;
+      }
+      return;
+    }
     for (std::size_t l = 0; l < 32; ++l) {
       const thread_state& t = b.threads[first + l];
       if (vote) {
@@ -424,6 +435,8 @@ class ptx_interpreter {
       } else if (!vote && s.op[2] == "up") {
         const auto delta = static_cast<std::size_t>(value(b, t, s.operands[2]));
         fr.regs[s.operands[0]] = truncate(source[l >= delta ? l - delta : l], 32);
+      } else if (!vote && s.op[2] == "idx" && value(b, t, s.operands[3]) == 31) {
+        fr.regs[s.operands[0]] = truncate(source[value(b, t, s.operands[2]) & 31], 32);
       } else {
         throw std::runtime_error("line " + std::to_string(s.line) + ": unmodelled warp operation");
       }
