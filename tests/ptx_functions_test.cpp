@@ -469,6 +469,33 @@ TEST(PtxKernels, CombFromEstimatesLoadsRowsPartOrUnaligned) {
   }
 }
 
+TEST(PtxKernels, CombWarpWritesItsAncestorsWindowByWindow) {
+  // Code 8 by each warp for its own particles (tiles whose offspring fit 16 slots a thread), in
+  // windows of 384 slots: on tiles of 512 (64 threads), the first warp's 256 particles weigh
+  // about 3.6 times the others', so that it owns about 700 offspring (two windows) while its tile
+  // owns about 890 of the 1024 that fit; the warps after it start their runs where it ends.
+  const key k{11, 3};
+  for (const double heavy : {std::log(3.6), std::log(2.2)}) {
+    auto lw = test::log_weights(2048, 0.3, 17);
+    for (std::size_t i = 0; i < 256; ++i) lw[i] += heavy;
+    for (const scheme s : {scheme::systematic, scheme::stratified}) {
+      const std::string what = std::string(resample::name(s)) + ", first warp's weights x" + std::to_string(heavy);
+      std::vector<std::int32_t> O(lw.size()), want(lw.size());
+      cpu::cumulative_offspring(cpu::serial{}, s, std::span<const double>(lw), k, 6, std::span<std::int32_t>(O));
+      ASSERT_GT(O[255], 384) << what << ": the first warp's offspring take more than one window";
+      ASSERT_LE(O[511], 1024) << what << ": the first tile's offspring fit its stage";
+      cpu::ancestors(cpu::serial{}, s, std::span<const double>(lw), k, 6, std::span<std::int32_t>(want));
+      const auto got = simulate_comb<double, std::int32_t>(lw, s, k, 6, 64);
+      const auto got64 = simulate_comb<double, std::int64_t>(lw, s, k, 6, 64);
+      ASSERT_EQ(got.status.code, 0) << what;
+      for (std::size_t j = 0; j < lw.size(); ++j) {
+        ASSERT_EQ(got.a[j], want[j]) << what << ": ancestor " << j;
+        ASSERT_EQ(got64.a[j], want[j]) << what << ", int64: ancestor " << j;
+      }
+    }
+  }
+}
+
 TEST(PtxKernels, OffspringAndCumulativeFormsEqualCpu) {
   // the counts written from the comb itself: o^i = O^i - O^(i-1) across thread and tile boundaries
   // (the first item of a tile subtracts O before the tile), a heavy particle, zeros, both widths
