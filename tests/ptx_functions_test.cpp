@@ -583,20 +583,24 @@ TEST(PtxKernels, SystematicOnTheIntegersTakesTheExactProducts) {
 // threads (rounds of 256 tiles, so up to three carried): each the exclusive prefix of the tile sums,
 // Q their total, with low words near 2^64 so that carries cross the halves everywhere.
 TEST(PtxKernels, TileOffsetsAreTheExclusivePrefixAcrossRounds) {
+  // Rounds of 8 ntid tiles, each warp's 256 in rows of 32 (warp-striped), on one warp and on four;
+  // the sums' low words alternate between 2^64 - small (a carry at every add) and random.
   std::mt19937_64 rng(41);
-  for (const std::uint64_t tiles : {std::uint64_t{1}, std::uint64_t{255}, std::uint64_t{257}, std::uint64_t{700}}) {
+  for (const auto& [tiles, threads] : {std::pair{std::uint64_t{1}, 32u}, std::pair{std::uint64_t{255}, 32u},
+                                       std::pair{std::uint64_t{257}, 32u}, std::pair{std::uint64_t{700}, 32u},
+                                       std::pair{std::uint64_t{1000}, 128u}, std::pair{std::uint64_t{2500}, 128u}}) {
     test::ptx_interpreter sim(ptx::detail::module_text);
     const auto lw = test::log_weights(100, 1.0, 5);  // a good verdict from the max pass
     const std::uint64_t weights = sim.alloc_copy(lw), n = lw.size(), status = sim.alloc(sizeof(cuda::device_status));
     std::vector<std::uint64_t> sums(2 * tiles);
     for (std::uint64_t t = 0; t < tiles; ++t) {
-      sums[2 * t] = ~std::uint64_t{0} - (rng() >> 40);
+      sums[2 * t] = t % 2 == 0 ? ~std::uint64_t{0} - (rng() >> 40) : rng();
       sums[2 * t + 1] = rng() >> 50;
     }
     const std::uint64_t sums_at = sim.alloc_copy(sums), offsets = sim.alloc(16 * tiles);
     simulate_open_call(sim, status, 1, {1, 2});
     sim.launch("resample_max_pass", 1, 64, {weights, n, 1, status, no_bound});
-    sim.launch("resample_weight_statistics", 1, 32,
+    sim.launch("resample_weight_statistics", 1, threads,
                {weights, n, 1, static_cast<std::uint64_t>(fraction_bits(n)), status, sums_at, 0, tiles, 0, 0, 0,
                 no_bound, bits(0.01), 0, offsets});
     u128 C = 0;
