@@ -296,9 +296,9 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
     if (estimated) {
       const std::uint32_t scheme_in = comb_scheme(s);
       const std::uint64_t offsets = address(tile_arrays.offsets), warp_offsets = address(tile_arrays.warp_offsets);
-      launch("resample_comb_from_estimates", at.tiles, tile_threads, stream,
-             {&at.weights, &at.count, &at.is_double, &at.index64, &scheme_in, &at.status, &offsets, &warp_offsets,
-              &k.seed, &k.stream, &to, &written});
+      launch_early("resample_comb_from_estimates", at.tiles, tile_threads, stream,
+                   {&at.weights, &at.count, &at.is_double, &at.index64, &scheme_in, &at.status, &offsets,
+                    &warp_offsets, &k.seed, &k.stream, &to, &written});
     } else {
       enqueue_points(at, points);
       launch_comb(at, comb_scheme(s), written, to, address(points.points));

@@ -28,6 +28,7 @@ struct driver {
   decltype(&::cuModuleUnload) module_unload = nullptr;
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
+  decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;
 
   driver() {
     resolve("cuGetErrorName", get_error_name);
@@ -38,6 +39,7 @@ struct driver {
     resolve("cuModuleUnload", module_unload);
     resolve("cuModuleGetFunction", module_get_function);
     resolve("cuLaunchKernel", launch_kernel);
+    resolve("cuLaunchKernelEx", launch_kernel_ex);
   }
 
   template <class F>
@@ -130,16 +132,51 @@ CUfunction kernel(const char* name) {
   return function;
 }
 
-void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
-            std::initializer_list<const void*> args) {
-  const CUfunction f = kernel(name);
+namespace {
+
+/// The arguments as the driver takes them: pointers to their values.
+std::array<void*, 16> parameters(const char* name, std::initializer_list<const void*> args) {
   std::array<void*, 16> params{};
   if (args.size() > params.size()) throw ptx_error("launching", std::string(name) + " has too many arguments");
   std::size_t i = 0;
   for (const void* a : args) params[i++] = const_cast<void*>(a);  // the driver only reads them
+  return params;
+}
+
+}  // namespace
+
+void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
+            std::initializer_list<const void*> args) {
+  const CUfunction f = kernel(name);
+  auto params = parameters(name, args);
   api().check(api().launch_kernel(f, grid, 1, 1, threads, 1, 1, 0, reinterpret_cast<CUstream>(stream), params.data(),
                                   nullptr),
               "cuLaunchKernel", name);
+}
+
+void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
+                  std::initializer_list<const void*> args) {
+  // The module is for sm_90 (.target), so a device that loaded it has programmatic launch.
+  const CUfunction f = kernel(name);
+  auto params = parameters(name, args);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cuda::check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  CUlaunchAttribute early{};
+  early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  early.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid;
+  config.gridDimY = 1;
+  config.gridDimZ = 1;
+  config.blockDimX = threads;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.hStream = reinterpret_cast<CUstream>(stream);
+  if (capture == cudaStreamCaptureStatusNone) {
+    config.attrs = &early;
+    config.numAttrs = 1;
+  }
+  api().check(api().launch_kernel_ex(&config, f, params.data(), nullptr), "cuLaunchKernelEx", name);
 }
 
 void jit_check(const char* text) {

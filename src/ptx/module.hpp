@@ -32,6 +32,15 @@ CUfunction kernel(const char* name);
 /// the stream); no allocation.
 void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream, std::initializer_list<const void*> args);
 
+/// As launch, but the kernel may start before the kernel ahead of it in the stream has finished
+/// (programmatic dependent launch, Hopper's griddepcontrol): once every block of that one has run
+/// griddepcontrol.launch_dependents, or exited. Only for kernels that run griddepcontrol.wait
+/// before they read or write anything a kernel of the call wrote (they may read the caller's
+/// log-weights before it: the kernel ahead started only after the caller's work had finished).
+/// A stream being captured gets a plain launch, as the CUDA backend's launch_early does.
+void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
+                  std::initializer_list<const void*> args);
+
 /// JIT-compiles `text` as a module of its own in the current context and unloads it: throws
 /// ptx_error with the JIT error log when the driver refuses it. The tests feed it broken PTX.
 void jit_check(const char* text);

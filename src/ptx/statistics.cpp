@@ -36,13 +36,14 @@ void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda:
   const std::uint64_t count = n;
   const std::uint32_t double_weights = is_double ? 1 : 0;
   const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
-  launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
-  launch("resample_weight_sums", blocks, threads, stream,
-         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at});
+  // each waits for the one ahead (griddepcontrol.wait) before it touches the status
+  launch_early("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
+  launch_early("resample_weight_sums", blocks, threads, stream,
+               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at});
   const std::uint64_t no_offsets = 0;
-  launch("resample_weight_statistics", 1, finish_threads, stream,
-         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &blocks, &req.wanted, &result,
-          &ess_at, &req.bound, &req.eps, &req.fixed_steps, &no_offsets});
+  launch_early("resample_weight_statistics", 1, finish_threads, stream,
+               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &blocks, &req.wanted,
+                &result, &ess_at, &req.bound, &req.eps, &req.fixed_steps, &no_offsets});
 }
 
 void enqueue_tile_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
@@ -56,12 +57,12 @@ void enqueue_tile_summary(const void* lw, bool is_double, std::size_t n, cuda::d
   const std::uint64_t count = n;
   const std::uint32_t double_weights = is_double ? 1 : 0;
   const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
-  launch("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
-  launch("resample_tile_sums", tiles, tile_threads, stream,
-         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &warps_at});
-  launch("resample_weight_statistics", 1, finish_threads, stream,
-         {&weights, &count, &double_weights, &fraction, &status, &sums_at, &none, &tiles, &req.wanted, &result, &ess_at,
-          &req.bound, &req.eps, &req.fixed_steps, &offsets_at});
+  launch_early("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
+  launch_early("resample_tile_sums", tiles, tile_threads, stream,
+               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &warps_at});
+  launch_early("resample_weight_statistics", 1, finish_threads, stream,
+               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &none, &tiles, &req.wanted, &result,
+                &ess_at, &req.bound, &req.eps, &req.fixed_steps, &offsets_at});
 }
 
 namespace {

@@ -8,7 +8,8 @@
 // modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev, ex2.approx.f32 (as the host's exp2f),
 // vector packs, shfl (bfly, up, idx), vote (any, ballot), bar.warp.sync, bar.red.{or,and}.pred, atom (max, min, add),
 // max / min in f32 and f64 (NaN ignored), setp's .and / .or combination, cvt.rm.f32.f64, cp.async from global to
-// shared (done at once; cp.async.wait_all has nothing to wait for)); memory-order
+// shared (done at once; cp.async.wait_all has nothing to wait for), griddepcontrol (kernels run one after
+// another, so there is nothing to wait for)); memory-order
 // qualifiers (.relaxed, .acquire, .release, their scopes) are accepted and have no effect. Any other form,
 // and a shared or global access not aligned to its whole size (as the GPU's fault), throws. What it cannot show:
 // concurrency between blocks and the memory model (blocks run one after another, in launch order,
@@ -578,6 +579,9 @@ class ptx_interpreter {
           std::memcpy(p, &x, static_cast<std::size_t>(bytes));
         }
       }
+      return;
+    }
+    if (base == "griddepcontrol") {  // kernels run one after another here: the one ahead has finished
       return;
     }
     if (base == "cvta") {  // generic <-> global: the same addresses here
