@@ -35,9 +35,10 @@ void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stre
 /// As launch, but the kernel may start before the kernel ahead of it in the stream has finished
 /// (programmatic dependent launch, Hopper's griddepcontrol): once every block of that one has run
 /// griddepcontrol.launch_dependents, or exited. Only for kernels that run griddepcontrol.wait
-/// before they read or write anything a kernel of the call wrote (they may read the caller's
-/// log-weights before it: the kernel ahead started only after the caller's work had finished).
-/// A stream being captured gets a plain launch, as the CUDA backend's launch_early does.
+/// before they read or write anything a kernel of the call wrote. They may read the caller's
+/// log-weights before it where the kernel ahead is one of these, since those let the next kernel
+/// start only after their own wait, when whatever wrote the log-weights has finished. A stream
+/// being captured gets a plain launch, as the CUDA backend's launch_early does.
 void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
                   std::initializer_list<const void*> args);
 
