@@ -471,26 +471,35 @@ TEST(PtxKernels, CombFromEstimatesLoadsRowsPartOrUnaligned) {
 
 TEST(PtxKernels, CombWarpWritesItsAncestorsWindowByWindow) {
   // Code 8 by each warp for its own particles (tiles whose offspring fit 16 slots a thread), in
-  // windows of 384 slots: on tiles of 512 (64 threads), the first warp's 256 particles weigh
-  // about 3.6 times the others', so that it owns about 700 offspring (two windows) while its tile
-  // owns about 890 of the 1024 that fit; the warps after it start their runs where it ends.
+  // windows of 384 slots: on tiles of 512 (64 threads), one warp's 256 particles weigh 3.6 or 2.2
+  // times the others', so that it owns about 700 or 490 offspring (two windows) while its tile owns
+  // about 890 or 710 of the 1024 that fit; the warps after it start their runs where it ends. The
+  // heavy warp is the tile's first (its runs start at 0, a 16-byte aligned slot) or its second,
+  // whose runs start at an odd O (its first window from 1 or 3 slots before it: `lead`).
   const key k{11, 3};
-  for (const double heavy : {std::log(3.6), std::log(2.2)}) {
-    auto lw = test::log_weights(2048, 0.3, 17);
-    for (std::size_t i = 0; i < 256; ++i) lw[i] += heavy;
-    for (const scheme s : {scheme::systematic, scheme::stratified}) {
-      const std::string what = std::string(resample::name(s)) + ", first warp's weights x" + std::to_string(heavy);
-      std::vector<std::int32_t> O(lw.size()), want(lw.size());
-      cpu::cumulative_offspring(cpu::serial{}, s, std::span<const double>(lw), k, 6, std::span<std::int32_t>(O));
-      ASSERT_GT(O[255], 384) << what << ": the first warp's offspring take more than one window";
-      ASSERT_LE(O[511], 1024) << what << ": the first tile's offspring fit its stage";
-      cpu::ancestors(cpu::serial{}, s, std::span<const double>(lw), k, 6, std::span<std::int32_t>(want));
-      const auto got = simulate_comb<double, std::int32_t>(lw, s, k, 6, 64);
-      const auto got64 = simulate_comb<double, std::int64_t>(lw, s, k, 6, 64);
-      ASSERT_EQ(got.status.code, 0) << what;
-      for (std::size_t j = 0; j < lw.size(); ++j) {
-        ASSERT_EQ(got.a[j], want[j]) << what << ": ancestor " << j;
-        ASSERT_EQ(got64.a[j], want[j]) << what << ", int64: ancestor " << j;
+  for (const std::size_t warp_begin : {std::size_t{0}, std::size_t{256}}) {
+    for (const double heavy : {std::log(3.6), std::log(2.2)}) {
+      auto lw = test::log_weights(2048, 0.3, 21);
+      for (std::size_t i = warp_begin; i < warp_begin + 256; ++i) lw[i] += heavy;
+      for (const scheme s : {scheme::systematic, scheme::stratified}) {
+        const std::string what = std::string(resample::name(s)) + ", particles " + std::to_string(warp_begin) +
+                                 " .. +255 weighing x" + std::to_string(std::exp(heavy));
+        std::vector<std::int32_t> O(lw.size()), want(lw.size());
+        cpu::cumulative_offspring(cpu::serial{}, s, std::span<const double>(lw), k, 6, std::span<std::int32_t>(O));
+        const std::int32_t before = warp_begin == 0 ? 0 : O[warp_begin - 1];
+        ASSERT_GT(O[warp_begin + 255] - before, 384) << what << ": the warp's offspring take more than one window";
+        ASSERT_LE(O[511], 1024) << what << ": the first tile's offspring fit its stage";
+        if (warp_begin != 0) {
+          ASSERT_EQ(before % 2, 1) << what << ": the warp's runs start at an odd O";
+        }
+        cpu::ancestors(cpu::serial{}, s, std::span<const double>(lw), k, 6, std::span<std::int32_t>(want));
+        const auto got = simulate_comb<double, std::int32_t>(lw, s, k, 6, 64);
+        const auto got64 = simulate_comb<double, std::int64_t>(lw, s, k, 6, 64);
+        ASSERT_EQ(got.status.code, 0) << what;
+        for (std::size_t j = 0; j < lw.size(); ++j) {
+          ASSERT_EQ(got.a[j], want[j]) << what << ": ancestor " << j;
+          ASSERT_EQ(got64.a[j], want[j]) << what << ", int64: ancestor " << j;
+        }
       }
     }
   }
@@ -580,8 +589,8 @@ TEST(PtxKernels, SystematicOnTheIntegersTakesTheExactProducts) {
 }
 
 // The finishing block's tile offsets (weight_statistics.ptx, offsets_in) for 1 to 700 tiles on 32
-// threads (rounds of 256 tiles, so up to three carried): each the exclusive prefix of the tile sums,
-// Q their total, with low words near 2^64 so that carries cross the halves everywhere.
+// threads (rounds of 256 tiles, so up to three carried) and 1,000 and 2,500 on 128 (rounds of 1,024):
+// each the exclusive prefix of the tile sums, Q their total.
 TEST(PtxKernels, TileOffsetsAreTheExclusivePrefixAcrossRounds) {
   // Rounds of 8 ntid tiles, each warp's 256 in rows of 32 (warp-striped), on one warp and on four;
   // the sums' low words alternate between 2^64 - small (a carry at every add) and random.

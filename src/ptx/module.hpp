@@ -36,9 +36,10 @@ void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stre
 /// (programmatic dependent launch, Hopper's griddepcontrol): once every block of that one has run
 /// griddepcontrol.launch_dependents, or exited. Only for kernels that run griddepcontrol.wait
 /// before they read or write anything a kernel of the call wrote. They may read the caller's
-/// log-weights before it where the kernel ahead is one of these, since those let the next kernel
-/// start only after their own wait, when whatever wrote the log-weights has finished. A stream
-/// being captured gets a plain launch, as the CUDA backend's launch_early does.
+/// log-weights before it: the kernel ahead lets the next one start only after its own wait (these)
+/// or at its end (any other), and each call's chain begins after a plain launch or a memset, so
+/// whatever wrote the log-weights has finished. A stream being captured gets a plain launch, as
+/// the CUDA backend's launch_early does.
 void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
                   std::initializer_list<const void*> args);
 
