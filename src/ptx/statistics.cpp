@@ -26,43 +26,46 @@ unsigned weight_sum_blocks(std::size_t n) {
   return static_cast<unsigned>(std::clamp<std::size_t>((n + per_block - 1) / per_block, 1, max_blocks));
 }
 
-void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
-                            std::uint64_t* sums, std::uint64_t* squares, const summary_request& req,
-                            cudaStream_t stream) {
+namespace {
+
+/// The max pass, `partial` (resample_weight_sums or resample_tile_sums: the same parameters, its
+/// sixth and seventh `sums` and `second`) on `parts` blocks of `partial_threads`, and the finishing
+/// block over those `parts` sums (with `squares` and `offsets`, either null). Each kernel waits for
+/// the one ahead (griddepcontrol.wait) before it touches the status.
+void enqueue_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st, const char* partial,
+                     unsigned parts, unsigned partial_threads, std::uint64_t* sums, std::uint64_t* second,
+                     std::uint64_t* squares, std::uint64_t* offsets, const summary_request& req,
+                     cudaStream_t stream) {
   constexpr unsigned finish_threads = 1024;
   const unsigned blocks = weight_sum_blocks(n);
   const std::uint64_t weights = address(lw), status = address(st), sums_at = address(sums);
-  const std::uint64_t squares_at = address(squares), result = address(req.d_result), ess_at = address(req.d_ess);
-  const std::uint64_t count = n;
-  const std::uint32_t double_weights = is_double ? 1 : 0;
-  const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
-  // each waits for the one ahead (griddepcontrol.wait) before it touches the status
-  launch_early("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
-  launch_early("resample_weight_sums", blocks, threads, stream,
-               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at});
-  const std::uint64_t no_offsets = 0;
-  launch_early("resample_weight_statistics", 1, finish_threads, stream,
-               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &blocks, &req.wanted,
-                &result, &ess_at, &req.bound, &req.eps, &req.fixed_steps, &no_offsets});
-}
-
-void enqueue_tile_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
-                          std::uint64_t* tile_sums, std::uint64_t* warp_offsets, std::uint64_t* offsets,
-                          const summary_request& req, cudaStream_t stream) {
-  constexpr unsigned finish_threads = 1024;
-  const unsigned blocks = weight_sum_blocks(n), tiles = static_cast<unsigned>(tile_count(n));
-  const std::uint64_t weights = address(lw), status = address(st), sums_at = address(tile_sums);
-  const std::uint64_t warps_at = address(warp_offsets), offsets_at = address(offsets), none = 0;
+  const std::uint64_t second_at = address(second), squares_at = address(squares), offsets_at = address(offsets);
   const std::uint64_t result = address(req.d_result), ess_at = address(req.d_ess);
   const std::uint64_t count = n;
   const std::uint32_t double_weights = is_double ? 1 : 0;
   const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
   launch_early("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
-  launch_early("resample_tile_sums", tiles, tile_threads, stream,
-               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &warps_at});
+  launch_early(partial, parts, partial_threads, stream,
+               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &second_at});
   launch_early("resample_weight_statistics", 1, finish_threads, stream,
-               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &none, &tiles, &req.wanted, &result,
-                &ess_at, &req.bound, &req.eps, &req.fixed_steps, &offsets_at});
+               {&weights, &count, &double_weights, &fraction, &status, &sums_at, &squares_at, &parts, &req.wanted,
+                &result, &ess_at, &req.bound, &req.eps, &req.fixed_steps, &offsets_at});
+}
+
+}  // namespace
+
+void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
+                            std::uint64_t* sums, std::uint64_t* squares, const summary_request& req,
+                            cudaStream_t stream) {
+  enqueue_summary(lw, is_double, n, st, "resample_weight_sums", weight_sum_blocks(n), threads, sums, squares, squares,
+                  nullptr, req, stream);
+}
+
+void enqueue_tile_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
+                          std::uint64_t* tile_sums, std::uint64_t* warp_offsets, std::uint64_t* offsets,
+                          const summary_request& req, cudaStream_t stream) {
+  enqueue_summary(lw, is_double, n, st, "resample_tile_sums", static_cast<unsigned>(tile_count(n)), tile_threads,
+                  tile_sums, warp_offsets, nullptr, offsets, req, stream);
 }
 
 namespace {
