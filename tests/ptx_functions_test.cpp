@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <span>
 #include <utility>
@@ -326,7 +327,22 @@ std::uint64_t simulate_points(test::ptx_interpreter& sim, std::uint64_t n, std::
 struct simulated_comb {
   cuda::device_status status;
   std::vector<std::int64_t> a;
+  std::size_t not_stored_once = 0;  ///< slots of a stored twice or never (where counted)
 };
+
+/// The slots of `count` items of `bytes` each from `a` that were not stored exactly once (every
+/// byte once), on a simulator that counted them (ptx_interpreter::count_stores).
+std::size_t slots_not_stored_once(const test::ptx_interpreter& sim, std::uint64_t a, std::size_t count,
+                                  std::size_t bytes) {
+  const auto& stores = sim.stores_to(a);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    bool once = true;
+    for (std::size_t b = 0; b < bytes; ++b) once = once && stores[i * bytes + b] == 1;
+    wrong += once ? 0 : 1;
+  }
+  return wrong;
+}
 
 /// What the comb kernel writes (its form_in, src/ptx/ancestors.cpp).
 enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative = 2 };
@@ -367,10 +383,12 @@ simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, 
   const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
   simulate_open_call(sim, status, step, k, 0, fast_exp);
+  sim.count_stores(a, n * sizeof(Index));
   run_comb_from_estimates(sim, weights, n, is_double, index64, s, status, k, threads, a, form);
   simulated_comb r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  if (r.status.code == 0) r.not_stored_once = slots_not_stored_once(sim, a, n, sizeof(Index));
   return r;
 }
 
@@ -417,6 +435,7 @@ void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t st
   cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want));
   const auto got = simulate_comb<T, Index>(lw, s, k, step, threads, comb_form::ancestors, false, lead);
   ASSERT_EQ(got.status.code, 0) << what;
+  EXPECT_EQ(got.not_stored_once, 0u) << what << ": ancestors stored twice or never (two warps racing for a slot)";
   std::size_t differ = 0, first = lw.size();
   for (std::size_t j = 0; j < lw.size(); ++j) {
     if (got.a[j] != static_cast<std::int64_t>(want[j])) {
@@ -568,6 +587,187 @@ TEST(PtxKernels, SystematicOnTheIntegersTakesTheExactProducts) {
     run_comb_from_estimates(sim, weights, n, 1, 0, scheme::systematic, status, k, threads, a);
     for (std::size_t i = 0; i < n; ++i) {
       ASSERT_EQ(sim.read<std::int32_t>(a + 4 * i), want[i]) << "N = " << n << ", i = " << i;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Systematic and stratified ancestors in one block (ptx/comb_one_block.ptx), the whole call in one
+// launch as src/ptx/ancestors.cpp enqueues it for N <= 4096: 8 particles a thread, a warp per 256.
+
+/// What the one-block call might meet besides lw: a gate (a device int) and a device step.
+struct one_block_extras {
+  std::optional<std::int32_t> gate;
+  std::optional<std::uint32_t> device_step;
+  bool fast_exp = false;
+  std::size_t lead = 0;  ///< items before lw in its allocation (lw not 16-byte aligned)
+};
+
+/// The one-block kernel on the simulator, its status first filled with 0xEE bytes (the kernel's
+/// opening zeroes it) and a with -7: the status and what it wrote.
+template <class T, class Index>
+simulated_comb simulate_comb_one_block(const std::vector<T>& lw, scheme s, key k, std::uint32_t step,
+                                       const one_block_extras& x = {}) {
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
+  std::vector<T> led(x.lead + lw.size(), T{0});
+  std::copy(lw.begin(), lw.end(), led.begin() + static_cast<std::ptrdiff_t>(x.lead));
+  const std::uint64_t weights = sim.alloc_copy(led) + x.lead * sizeof(T);
+  const std::uint64_t status = sim.alloc_copy(std::vector<std::uint8_t>(sizeof(cuda::device_status), 0xEE));
+  const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
+  const std::uint64_t gate_at = x.gate ? sim.alloc_copy(std::vector<std::int32_t>{*x.gate}) : 0;
+  const std::uint64_t step_at = x.device_step ? sim.alloc_copy(std::vector<std::uint32_t>{*x.device_step}) : 0;
+  const auto threads = static_cast<unsigned>(32 * ((n + 255) / 256));
+  sim.count_stores(a, n * sizeof(Index));
+  sim.launch("resample_comb_one_block", 1, threads,
+             {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, gate_at, step_at, step,
+              k.seed, k.stream, x.fast_exp ? 1u : 0u, a});
+  simulated_comb r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  if (r.status.code == 0) r.not_stored_once = slots_not_stored_once(sim, a, n, sizeof(Index));
+  return r;
+}
+
+/// The one-block call's ancestors against the CPU's (key {11, 3}, `step`, which x.device_step must
+/// equal), and its status against the CPU's summary: the verdict, F, Q, max lw, N, the step, U and
+/// the exp mode.
+template <class T, class Index>
+void expect_one_block_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t step, const std::string& what,
+                                 const one_block_extras& x = {}) {
+  const key k{11, 3};
+  std::vector<Index> want(lw.size());
+  cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want));
+  // with a device step, the argument is another step, which the device's must override
+  const auto got = simulate_comb_one_block<T, Index>(lw, s, k, x.device_step ? step ^ 0x5555u : step, x);
+  ASSERT_EQ(got.status.code, 0) << what;
+  EXPECT_EQ(got.not_stored_once, 0u) << what << ": ancestors stored twice or never (two warps racing for a slot)";
+  const auto summary = cpu::summarise(cpu::serial{}, std::span<const T>(lw));
+  EXPECT_EQ(got.status.fraction, fraction_bits(lw.size())) << what;
+  EXPECT_TRUE(got.status.total == summary.total) << what << ": Q";
+  EXPECT_EQ(bits(got.status.max_log_w), bits(static_cast<double>(summary.max_log_w))) << what;
+  EXPECT_EQ(got.status.n, lw.size()) << what;
+  EXPECT_EQ(got.status.step, step) << what;
+  EXPECT_EQ(got.status.shared_word, philox_stream(k, shared_index, step).next()) << what << ": U";
+  EXPECT_EQ(got.status.exp_mode, 0u) << what;
+  EXPECT_EQ(got.status.first_bad, 0u) << what << ": a status word the opening did not zero";
+  EXPECT_EQ(got.status.heavy_runs_ready, 0u) << what << ": a status word the opening did not zero";
+  std::size_t differ = 0, first = lw.size();
+  for (std::size_t j = 0; j < lw.size(); ++j) {
+    if (got.a[j] != static_cast<std::int64_t>(want[j])) {
+      ++differ;
+      first = std::min(first, j);
+    }
+  }
+  EXPECT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
+}
+
+TEST(PtxKernels, CombOneBlockEqualsCpuForEveryBlockShape) {
+  // one warp with one particle, part of a thread, part of a warp, whole warps, a partial last
+  // warp, the largest N (16 warps); zeros from N = 3 on; float / int64 and double / int32
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{33}, std::size_t{256},
+                                std::size_t{257}, std::size_t{1000}, std::size_t{2049}, std::size_t{4096}}) {
+      const std::string what = std::string(resample::name(s)) + " N = " + std::to_string(n);
+      const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 40, n > 2);
+      expect_one_block_equals_cpu<double, std::int32_t>(lw, s, 5, what);
+      const std::vector<float> lwf(lw.begin(), lw.end());
+      expect_one_block_equals_cpu<float, std::int64_t>(lwf, s, 6, what + ", float / int64");
+    }
+  }
+}
+
+TEST(PtxKernels, CombOneBlockLoadsUnalignedAndWritesHeavyRunsWindowByWindow) {
+  // lw one item past an aligned address (every thread's per-item loads); one particle holding almost
+  // all 4096 offspring (its warp writes them in windows of 384, from an aligned or an odd O), first,
+  // in the middle or last; equal weights (stratified: every r an integer, decided by the products)
+  const auto lw = test::log_weights(1003, 3.0, 14);
+  const std::vector<float> lwf(lw.begin(), lw.end());
+  one_block_extras unaligned;
+  unaligned.lead = 1;
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    const std::string name(resample::name(s));
+    expect_one_block_equals_cpu<double, std::int32_t>(lw, s, 2, name + ", lead 1, double", unaligned);
+    expect_one_block_equals_cpu<float, std::int32_t>(lwf, s, 2, name + ", lead 1, float", unaligned);
+    for (const std::size_t heavy : {std::size_t{0}, std::size_t{2000}, std::size_t{4095}}) {
+      auto skewed = test::log_weights(4096, 1.0, 15);
+      skewed[heavy] = 30.0;
+      expect_one_block_equals_cpu<double, std::int32_t>(skewed, s, 3, name + ", heavy particle " + std::to_string(heavy));
+    }
+    expect_one_block_equals_cpu<double, std::int64_t>(std::vector<double>(4096, -1.5), s, 4, name + ", equal weights");
+  }
+}
+
+// Systematic with r - U within the margin of an integer: particle p's weight u / (N - u) (u = U
+// 2^-32, U the call's) and the last particle's 1, every other weight zero, so that N C_p / Q = u
+// to within a few ulp: its estimate decides nothing and the products of exact_comb.ptx do.
+TEST(PtxKernels, CombOneBlockSystematicNearAnIntegerTakesTheExactProducts) {
+  const key k{11, 3};
+  for (const std::uint32_t step : {1u, 2u, 3u}) {
+    for (const std::size_t p : {std::size_t{0}, std::size_t{300}, std::size_t{2500}}) {
+      constexpr std::size_t n = 3000;
+      const double u = std::ldexp(static_cast<double>(philox_stream(k, shared_index, step).next()), -32);
+      std::vector<double> lw(n, -std::numeric_limits<double>::infinity());
+      lw[p] = std::log(u / (static_cast<double>(n) - u));
+      lw[n - 1] = 0;
+      const auto C = test::exact_cdf_of(test::exact_weights_of(lw));
+      const double r = static_cast<double>(n) * static_cast<double>(C[p]) / static_cast<double>(C.back());
+      ASSERT_LT(std::fabs(r - u), static_cast<double>(n) * std::ldexp(1.0, -45)) << "r is not within the margin of u";
+      expect_one_block_equals_cpu<double, std::int32_t>(
+          lw, scheme::systematic, step, "step " + std::to_string(step) + ", particle " + std::to_string(p));
+    }
+  }
+}
+
+TEST(PtxKernels, CombOneBlockTakesTheDeviceStepAndTheFastExp) {
+  const auto lw = test::log_weights(1500, 2.0, 16, true);
+  one_block_extras device_step, fast;
+  device_step.gate = 1;  // open
+  device_step.device_step = 77;
+  fast.fast_exp = true;
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    const std::string name(resample::name(s));
+    // the device step over the argument, through an open gate
+    expect_one_block_equals_cpu<double, std::int32_t>(lw, s, 77, name + ", device step", device_step);
+    // the fast exp: the tiled kernels' bits
+    const key k{11, 3};
+    const auto tiled = simulate_comb<double, std::int32_t>(lw, s, k, 9, 64, comb_form::ancestors, true);
+    const auto one = simulate_comb_one_block<double, std::int32_t>(lw, s, k, 9, fast);
+    ASSERT_EQ(one.status.code, 0) << name;
+    EXPECT_EQ(one.status.exp_mode, 1u) << name;
+    EXPECT_TRUE(one.status.total == tiled.status.total) << name << ": Q of the fast weights";
+    EXPECT_EQ(one.a, tiled.a) << name << ": fast exp";
+  }
+}
+
+TEST(PtxKernels, CombOneBlockReportsBadInputAndWritesNothing) {
+  const key k{11, 3};
+  auto lw = test::log_weights(3000, 1.0, 17);
+  lw[2000] = std::numeric_limits<double>::infinity();
+  lw[1234] = std::numeric_limits<double>::quiet_NaN();  // the first bad one is reported
+  const std::vector<float> lwf(lw.begin(), lw.end());
+  const std::vector<double> zeros(300, -std::numeric_limits<double>::infinity());
+  one_block_extras closed;
+  closed.gate = 0;
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    const std::string name(resample::name(s));
+    const auto bad = simulate_comb_one_block<double, std::int32_t>(lw, s, k, 1);
+    EXPECT_EQ(bad.status.code, static_cast<int>(cuda::status_code::bad_log_weight)) << name;
+    EXPECT_EQ(bad.status.index, 1234u) << name;
+    EXPECT_TRUE(std::isnan(bad.status.value)) << name;
+    auto inf_first = lwf;
+    inf_first[17] = std::numeric_limits<float>::infinity();
+    const auto bad_float = simulate_comb_one_block<float, std::int64_t>(inf_first, s, k, 1);
+    EXPECT_EQ(bad_float.status.code, static_cast<int>(cuda::status_code::bad_log_weight)) << name;
+    EXPECT_EQ(bad_float.status.index, 17u) << name;
+    EXPECT_EQ(bad_float.status.value, std::numeric_limits<double>::infinity()) << name;
+    const auto zero = simulate_comb_one_block<double, std::int32_t>(zeros, s, k, 1);
+    EXPECT_EQ(zero.status.code, static_cast<int>(cuda::status_code::all_weights_zero)) << name;
+    const auto shut = simulate_comb_one_block<double, std::int32_t>(test::log_weights(3000, 1.0, 18), s, k, 1, closed);
+    EXPECT_EQ(shut.status.code, static_cast<int>(cuda::status_code::skipped)) << name;
+    EXPECT_EQ(shut.status.n, 0u) << name << ": a closed gate's status is zero but for its code";
+    for (const auto* got : {&bad, &bad_float, &zero, &shut}) {
+      for (const auto x : got->a) ASSERT_EQ(x, -7) << name << ": an ancestor was written";
     }
   }
 }

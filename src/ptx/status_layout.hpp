@@ -27,6 +27,7 @@ static_assert(offsetof(device_status, n) == 136);
 static_assert(offsetof(device_status, step) == 144);
 static_assert(offsetof(device_status, shared_word) == 148);
 static_assert(offsetof(device_status, exp_mode) == 152);
+static_assert(sizeof(device_status) == 176);  // comb_one_block.ptx zeroes its 22 words of 8 bytes
 static_assert(static_cast<int>(cuda::status_code::skipped) == 9);  // open_call.ptx's gate
 static_assert(static_cast<int>(cuda::status_code::bad_ancestor) == 4);  // check_indices.ptx's codes
 static_assert(static_cast<int>(cuda::status_code::cumulative_decreases) == 5);

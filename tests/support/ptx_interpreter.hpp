@@ -86,6 +86,13 @@ class ptx_interpreter {
     std::memcpy(locate(address, sizeof(X)), &x, sizeof(X));
   }
 
+  /// Counts the global stores to each byte of [address, address + bytes) from now on: a kernel that
+  /// writes a slot twice (two threads racing for it) or never shows in stores_to, where the values
+  /// alone may not (the last store here is one order of many on a GPU).
+  void count_stores(std::uint64_t address, std::size_t bytes) { counted_[address] = std::vector<unsigned>(bytes, 0); }
+  /// The stores counted to each byte of count_stores' range from `address`.
+  const std::vector<unsigned>& stores_to(std::uint64_t address) const { return counted_.at(address); }
+
   /// Runs kernel `name` on `grid` blocks of `threads` threads; arguments as bit patterns, in order.
   void launch(const std::string& name, unsigned grid, unsigned threads, const std::vector<std::uint64_t>& args) {
     const function& f = find(name);
@@ -151,12 +158,22 @@ class ptx_interpreter {
   std::map<std::string, std::uint64_t> shared_symbols_;  // .shared variables -> offset
   std::size_t shared_bytes_ = 0;
   std::map<std::uint64_t, std::vector<std::uint8_t>> global_;
+  mutable std::map<std::uint64_t, std::vector<unsigned>> counted_;  // count_stores' ranges
   std::uint64_t next_address_ = std::uint64_t{1} << 40;
 
   const function& find(const std::string& name) const {
     const auto f = functions_.find(name);
     if (f == functions_.end()) throw std::runtime_error("no function or kernel " + name + " in the module");
     return f->second;
+  }
+
+  void note_store(std::uint64_t address, std::size_t bytes) const {
+    auto it = counted_.upper_bound(address);
+    if (it == counted_.begin()) return;
+    --it;
+    for (std::uint64_t a = address; a < address + bytes; ++a) {
+      if (a - it->first < it->second.size()) ++it->second[a - it->first];
+    }
   }
 
   std::uint8_t* locate(std::uint64_t address, std::size_t bytes) const {
@@ -577,6 +594,7 @@ class ptx_interpreter {
         } else {
           const std::uint64_t x = value(b, t, regs[static_cast<std::size_t>(m)]);
           std::memcpy(p, &x, static_cast<std::size_t>(bytes));
+          if (space == "global") note_store(at + static_cast<std::uint64_t>(m * bytes), static_cast<std::size_t>(bytes));
         }
       }
       return;
