@@ -601,10 +601,11 @@ struct one_block_extras {
   std::optional<std::uint32_t> device_step;
   bool fast_exp = false;
   std::size_t lead = 0;  ///< items before lw in its allocation (lw not 16-byte aligned)
+  comb_form form = comb_form::ancestors;
 };
 
 /// The one-block kernel on the simulator, its status first filled with 0xEE bytes (the kernel's
-/// opening zeroes it) and a with -7: the status and what it wrote.
+/// opening zeroes it) and a with -7: the status and what it wrote (x.form).
 template <class T, class Index>
 simulated_comb simulate_comb_one_block(const std::vector<T>& lw, scheme s, key k, std::uint32_t step,
                                        const one_block_extras& x = {}) {
@@ -621,7 +622,7 @@ simulated_comb simulate_comb_one_block(const std::vector<T>& lw, scheme s, key k
   sim.count_stores(a, n * sizeof(Index));
   sim.launch("resample_comb_one_block", 1, threads,
              {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, gate_at, step_at, step,
-              k.seed, k.stream, x.fast_exp ? 1u : 0u, a});
+              k.seed, k.stream, x.fast_exp ? 1u : 0u, a, static_cast<std::uint64_t>(x.form)});
   simulated_comb r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
@@ -695,6 +696,38 @@ TEST(PtxKernels, CombOneBlockLoadsUnalignedAndWritesHeavyRunsWindowByWindow) {
       expect_one_block_equals_cpu<double, std::int32_t>(skewed, s, 3, name + ", heavy particle " + std::to_string(heavy));
     }
     expect_one_block_equals_cpu<double, std::int64_t>(std::vector<double>(4096, -1.5), s, 4, name + ", equal weights");
+  }
+}
+
+TEST(PtxKernels, CombOneBlockWritesOffspringAndCumulativeOffspring) {
+  // o^i = O^i - O^(i-1) across threads and warps, a heavy particle, zeros; both index widths
+  const key k{11, 3};
+  auto heavy = test::log_weights(3000, 1.0, 19);
+  heavy[1700] = 40.0;
+  const std::vector<std::pair<std::string, std::vector<double>>> cases = {
+      {"N = 1", test::log_weights(1, 2.0, 6)},
+      {"N = 2100 with zeros", test::log_weights(2100, 2.0, 7, true)},
+      {"N = 4096", test::log_weights(4096, 3.0, 8)},
+      {"one heavy particle", heavy}};
+  one_block_extras offspring, cumulative;
+  offspring.form = comb_form::offspring;
+  cumulative.form = comb_form::cumulative;
+  for (const scheme s : {scheme::systematic, scheme::stratified}) {
+    for (const auto& [what, lw] : cases) {
+      const std::string name = std::string(resample::name(s)) + " " + what;
+      std::vector<std::int32_t> o(lw.size()), O(lw.size());
+      cpu::offspring(cpu::serial{}, s, std::span<const double>(lw), k, 5, std::span<std::int32_t>(o));
+      cpu::cumulative_offspring(cpu::serial{}, s, std::span<const double>(lw), k, 5, std::span<std::int32_t>(O));
+      const auto got_o = simulate_comb_one_block<double, std::int32_t>(lw, s, k, 5, offspring);
+      const auto got_O = simulate_comb_one_block<double, std::int64_t>(lw, s, k, 5, cumulative);
+      ASSERT_EQ(got_o.status.code, 0) << name;
+      EXPECT_EQ(got_o.not_stored_once, 0u) << name;
+      EXPECT_EQ(got_O.not_stored_once, 0u) << name;
+      for (std::size_t i = 0; i < lw.size(); ++i) {
+        ASSERT_EQ(got_o.a[i], o[i]) << name << ": offspring at " << i;
+        ASSERT_EQ(got_O.a[i], O[i]) << name << ": cumulative offspring at " << i;
+      }
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // Ancestors, offspring, cumulative offspring and permuted ancestors on the PTX backend, on the
-// caller's stream. Systematic and stratified ancestors of N <= 4096 take one launch,
-// resample_comb_one_block (the whole call in one block: ptx/comb_one_block.ptx). Every other call
-// starts with
+// caller's stream. Systematic and stratified ancestors, offspring and cumulative offspring of
+// N <= 4096 take one launch, resample_comb_one_block (the whole call in one block:
+// ptx/comb_one_block.ptx). Every other call starts with
 //   resample_open_call  the status, the look-back's ticket and its per-tile flags zeroed; the step
 //                 (options::device_step or the argument), systematic's U (Philox at
 //                 (shared_index, step)) and the gate (options::device_gate) into the status
@@ -133,16 +133,18 @@ void launch_comb(const call& c, std::uint32_t comb_scheme, std::uint32_t written
 /// The one-block path's largest N: ptx/comb_one_block.ptx's 512 threads of 8 particles.
 constexpr std::size_t one_block_items = 4096;
 
-/// Systematic or stratified ancestors of at most one_block_items particles in one launch
+/// Systematic or stratified resampling of at most one_block_items particles in one launch
 /// (ptx/comb_one_block.ptx): the opening, the summary and the comb, which take five launches from
-/// the tiles' kernels, for the latency of small systems; a block of 8 particles a thread.
+/// the tiles' kernels, for the latency of small systems; a block of 8 particles a thread. Writes
+/// form c.f (not permuted).
 void comb_in_one_block(const call& c, scheme s, const options& opt, std::uint32_t step) {
   const std::uint64_t gate = address(opt.device_gate), step_at = address(opt.device_step);
   const std::uint32_t scheme_in = comb_scheme(s), mode = opt.fast_exp ? 1 : 0;
+  const auto written = static_cast<std::uint32_t>(c.f);
   const auto warps = static_cast<unsigned>((c.count + 255) / 256);
   launch("resample_comb_one_block", 1, 32 * warps, c.stream,
          {&c.weights, &c.count, &c.is_double, &c.index64, &scheme_in, &c.status, &gate, &step_at, &step, &c.k.seed,
-          &c.k.stream, &mode, &c.out});
+          &c.k.stream, &mode, &c.out, &written});
 }
 
 /// The comb from estimated weights' tile arrays (ptx/tile_sums.ptx, comb_from_estimates.ptx): each
@@ -283,7 +285,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
                 grid_for(n),
                 static_cast<unsigned>(tiles),
                 stream};
-  if (estimated && f == form::ancestors && n <= one_block_items) {
+  if (estimated && f != form::permuted && n <= one_block_items) {
     comb_in_one_block(at, s, opt, step);
     return;
   }
