@@ -681,7 +681,7 @@ TEST(PtxKernels, CombOneBlockEqualsCpuForEveryBlockShape) {
 TEST(PtxKernels, CombOneBlockLoadsUnalignedAndWritesHeavyRunsWindowByWindow) {
   // lw one item past an aligned address (every thread's per-item loads); one particle holding almost
   // all 4096 offspring (its warp writes them in windows of 384, from an aligned or an odd O), first,
-  // in the middle or last; equal weights (stratified: every r an integer, decided by the products)
+  // in the middle or last; equal weights (every r an integer)
   const auto lw = test::log_weights(1003, 3.0, 14);
   const std::vector<float> lwf(lw.begin(), lw.end());
   one_block_extras unaligned;
@@ -794,12 +794,27 @@ TEST(PtxKernels, CombOneBlockReportsBadInputAndWritesNothing) {
     EXPECT_EQ(bad_float.status.code, static_cast<int>(cuda::status_code::bad_log_weight)) << name;
     EXPECT_EQ(bad_float.status.index, 17u) << name;
     EXPECT_EQ(bad_float.status.value, std::numeric_limits<double>::infinity()) << name;
+    // two bad items of one thread (1232 .. 1239): the first of them is reported
+    auto two_in_a_thread = lw;
+    two_in_a_thread[1234] = -std::numeric_limits<double>::infinity();
+    two_in_a_thread[1236] = std::numeric_limits<double>::quiet_NaN();
+    two_in_a_thread[1235] = std::numeric_limits<double>::infinity();
+    const auto bad_pair = simulate_comb_one_block<double, std::int32_t>(two_in_a_thread, s, k, 1);
+    EXPECT_EQ(bad_pair.status.code, static_cast<int>(cuda::status_code::bad_log_weight)) << name;
+    EXPECT_EQ(bad_pair.status.index, 1235u) << name << ": not the thread's first bad item";
+    EXPECT_EQ(bad_pair.status.value, std::numeric_limits<double>::infinity()) << name;
+    for (const auto* verdict : {&bad, &bad_pair}) {  // the fields the finishing block writes with a verdict
+      EXPECT_EQ(verdict->status.fraction, fraction_bits(3000)) << name;
+      EXPECT_EQ(verdict->status.n, 3000u) << name;
+      EXPECT_TRUE(std::isnan(verdict->status.bound)) << name << ": no rejection bound";
+    }
     const auto zero = simulate_comb_one_block<double, std::int32_t>(zeros, s, k, 1);
     EXPECT_EQ(zero.status.code, static_cast<int>(cuda::status_code::all_weights_zero)) << name;
     const auto shut = simulate_comb_one_block<double, std::int32_t>(test::log_weights(3000, 1.0, 18), s, k, 1, closed);
     EXPECT_EQ(shut.status.code, static_cast<int>(cuda::status_code::skipped)) << name;
     EXPECT_EQ(shut.status.n, 0u) << name << ": a closed gate's status is zero but for its code";
-    for (const auto* got : {&bad, &bad_float, &zero, &shut}) {
+    EXPECT_EQ(zero.status.n, 300u) << name;
+    for (const auto* got : {&bad, &bad_float, &bad_pair, &zero, &shut}) {
       for (const auto x : got->a) ASSERT_EQ(x, -7) << name << ": an ancestor was written";
     }
   }

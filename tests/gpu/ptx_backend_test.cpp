@@ -625,7 +625,7 @@ TEST(PtxAncestors, CapturedInAGraphAndReplayed) {
 }
 
 // options::device_step and options::device_gate (ptx/open_call.ptx; at N = 3000 systematic and
-// stratified ancestors read them in ptx/comb_one_block.ptx instead): one capture per scheme and
+// stratified, both forms, read them in ptx/comb_one_block.ptx instead): one capture per scheme and
 // form, replayed with the step word and the gate changed between replays; an open gate gives the
 // CPU's draw for the device's step (the host's step, 0, is ignored), a closed one writes nothing
 // and reports no error. As the particle filter's tick uses them.
