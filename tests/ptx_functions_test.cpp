@@ -344,6 +344,41 @@ std::size_t slots_not_stored_once(const test::ptx_interpreter& sim, std::uint64_
   return wrong;
 }
 
+/// lw copied to the simulator `lead` items into its allocation (lead > 0: lw not 16-byte aligned,
+/// so the kernels' per-item loads); returns lw's address.
+template <class T>
+std::uint64_t alloc_log_weights(test::ptx_interpreter& sim, const std::vector<T>& lw, std::size_t lead) {
+  std::vector<T> led(lead + lw.size(), T{0});
+  std::copy(lw.begin(), lw.end(), led.begin() + static_cast<std::ptrdiff_t>(lead));
+  return sim.alloc_copy(led) + lead * sizeof(T);
+}
+
+/// The status and the n items at a after a comb kernel, and (a good verdict) the slots of a not
+/// stored exactly once (a counted by count_stores).
+template <class Index>
+simulated_comb read_comb(const test::ptx_interpreter& sim, std::uint64_t status, std::uint64_t a, std::uint64_t n) {
+  simulated_comb r;
+  r.status = sim.read<cuda::device_status>(status);
+  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  if (r.status.code == 0) r.not_stored_once = slots_not_stored_once(sim, a, n, sizeof(Index));
+  return r;
+}
+
+/// A comb's ancestors (its verdict good, each slot stored once) against the CPU's.
+template <class Index>
+void expect_ancestors_equal(const simulated_comb& got, const std::vector<Index>& want, const std::string& what) {
+  ASSERT_EQ(got.status.code, 0) << what;
+  EXPECT_EQ(got.not_stored_once, 0u) << what << ": ancestors stored twice or never (two warps racing for a slot)";
+  std::size_t differ = 0, first = want.size();
+  for (std::size_t j = 0; j < want.size(); ++j) {
+    if (got.a[j] != static_cast<std::int64_t>(want[j])) {
+      ++differ;
+      first = std::min(first, j);
+    }
+  }
+  EXPECT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
+}
+
 /// What the comb kernel writes (its form_in, src/ptx/ancestors.cpp).
 enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative = 2 };
 
@@ -377,19 +412,13 @@ simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, 
                                             unsigned threads, comb_form form, bool fast_exp, std::size_t lead = 0) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
-  std::vector<T> led(lead, T{0});
-  led.insert(led.end(), lw.begin(), lw.end());
-  const std::uint64_t weights = sim.alloc_copy(led) + lead * sizeof(T);
+  const std::uint64_t weights = alloc_log_weights(sim, lw, lead);
   const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
   simulate_open_call(sim, status, step, k, 0, fast_exp);
   sim.count_stores(a, n * sizeof(Index));
   run_comb_from_estimates(sim, weights, n, is_double, index64, s, status, k, threads, a, form);
-  simulated_comb r;
-  r.status = sim.read<cuda::device_status>(status);
-  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
-  if (r.status.code == 0) r.not_stored_once = slots_not_stored_once(sim, a, n, sizeof(Index));
-  return r;
+  return read_comb<Index>(sim, status, a, n);
 }
 
 /// The comb kernel the host runs for scheme s: the comb from estimated weights (systematic,
@@ -414,12 +443,11 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   simulate_summary(sim, weights, n, is_double, status, grid, step, k, fast_exp);
   const std::uint64_t points = s == scheme::multinomial_sorted ? simulate_points(sim, n, status, k, threads) : 0;
   const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : s == scheme::multinomial_sorted ? 2 : 0;
+  sim.count_stores(a, n * sizeof(Index));
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, comb_scheme, status, ticket, flags, aggregates, inclusives, k.seed,
               k.stream, a, static_cast<std::uint64_t>(form), points});
-  simulated_comb r;
-  r.status = sim.read<cuda::device_status>(status);
-  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
+  const simulated_comb r = read_comb<Index>(sim, status, a, n);
   for (std::uint64_t t = 0; t < tiles && r.status.code == 0; ++t) {  // every tile published its inclusive prefix
     EXPECT_EQ(sim.read<std::uint32_t>(flags + 4 * t), 2u) << "tile " << t;
   }
@@ -433,17 +461,8 @@ void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t st
   const key k{11, 3};
   std::vector<Index> want(lw.size());
   cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want));
-  const auto got = simulate_comb<T, Index>(lw, s, k, step, threads, comb_form::ancestors, false, lead);
-  ASSERT_EQ(got.status.code, 0) << what;
-  EXPECT_EQ(got.not_stored_once, 0u) << what << ": ancestors stored twice or never (two warps racing for a slot)";
-  std::size_t differ = 0, first = lw.size();
-  for (std::size_t j = 0; j < lw.size(); ++j) {
-    if (got.a[j] != static_cast<std::int64_t>(want[j])) {
-      ++differ;
-      first = std::min(first, j);
-    }
-  }
-  EXPECT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
+  expect_ancestors_equal(simulate_comb<T, Index>(lw, s, k, step, threads, comb_form::ancestors, false, lead), want,
+                         what);
 }
 
 /// The schemes of the comb kernel.
@@ -611,9 +630,7 @@ simulated_comb simulate_comb_one_block(const std::vector<T>& lw, scheme s, key k
                                        const one_block_extras& x = {}) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
-  std::vector<T> led(x.lead + lw.size(), T{0});
-  std::copy(lw.begin(), lw.end(), led.begin() + static_cast<std::ptrdiff_t>(x.lead));
-  const std::uint64_t weights = sim.alloc_copy(led) + x.lead * sizeof(T);
+  const std::uint64_t weights = alloc_log_weights(sim, lw, x.lead);
   const std::uint64_t status = sim.alloc_copy(std::vector<std::uint8_t>(sizeof(cuda::device_status), 0xEE));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
   const std::uint64_t gate_at = x.gate ? sim.alloc_copy(std::vector<std::int32_t>{*x.gate}) : 0;
@@ -623,11 +640,7 @@ simulated_comb simulate_comb_one_block(const std::vector<T>& lw, scheme s, key k
   sim.launch("resample_comb_one_block", 1, threads,
              {weights, n, is_double, index64, s == scheme::stratified ? 1u : 0u, status, gate_at, step_at, step,
               k.seed, k.stream, x.fast_exp ? 1u : 0u, a, static_cast<std::uint64_t>(x.form)});
-  simulated_comb r;
-  r.status = sim.read<cuda::device_status>(status);
-  for (std::uint64_t i = 0; i < n; ++i) r.a.push_back(sim.read<Index>(a + i * sizeof(Index)));
-  if (r.status.code == 0) r.not_stored_once = slots_not_stored_once(sim, a, n, sizeof(Index));
-  return r;
+  return read_comb<Index>(sim, status, a, n);
 }
 
 /// The one-block call's ancestors against the CPU's (key {11, 3}, `step`, which x.device_step must
@@ -641,8 +654,8 @@ void expect_one_block_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32
   cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want));
   // with a device step, the argument is another step, which the device's must override
   const auto got = simulate_comb_one_block<T, Index>(lw, s, k, x.device_step ? step ^ 0x5555u : step, x);
-  ASSERT_EQ(got.status.code, 0) << what;
-  EXPECT_EQ(got.not_stored_once, 0u) << what << ": ancestors stored twice or never (two warps racing for a slot)";
+  expect_ancestors_equal(got, want, what);
+  if (got.status.code != 0) return;
   const auto summary = cpu::summarise(cpu::serial{}, std::span<const T>(lw));
   EXPECT_EQ(got.status.fraction, fraction_bits(lw.size())) << what;
   EXPECT_TRUE(got.status.total == summary.total) << what << ": Q";
@@ -653,14 +666,6 @@ void expect_one_block_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32
   EXPECT_EQ(got.status.exp_mode, 0u) << what;
   EXPECT_EQ(got.status.first_bad, 0u) << what << ": a status word the opening did not zero";
   EXPECT_EQ(got.status.heavy_runs_ready, 0u) << what << ": a status word the opening did not zero";
-  std::size_t differ = 0, first = lw.size();
-  for (std::size_t j = 0; j < lw.size(); ++j) {
-    if (got.a[j] != static_cast<std::int64_t>(want[j])) {
-      ++differ;
-      first = std::min(first, j);
-    }
-  }
-  EXPECT_EQ(differ, 0u) << what << ": " << differ << " ancestors differ from the CPU's, the first at " << first;
 }
 
 TEST(PtxKernels, CombOneBlockEqualsCpuForEveryBlockShape) {
