@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "resample/core/deterministic_math.hpp"
+#include "resample/core/estimated_exp.hpp"
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/exact_offspring.hpp"
 #include "resample/core/metropolis_rule.hpp"
@@ -78,6 +79,24 @@ TEST(PtxFunctions, ExpEqualsDeterministicExp) {
       std::memcpy(&e, got.data() + 8 * m, 8);
       ASSERT_EQ(bits(e), bits(deterministic_exp_nonpositive(xs[i + m]))) << "x = " << xs[i + m] << " in lane " << m;
     }
+  }
+}
+
+// The comb's estimated weights (written out in comb_from_estimates.ptx): resample::estimated_exp's
+// bits, whose error bound comb_estimate_test checks.
+TEST(PtxFunctions, EstimatedExpEqualsTheCpp) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> xs = {0.0, -0.0, -1e-300, -0.34657359027997264, -0.5, -1.0, -86.99999999999999, -87.0,
+                            std::nextafter(-87.0, -100.0), -100.0, -745.2, -inf, std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937_64 rng(20261125);
+  std::uniform_real_distribution<double> wide(-90.0, 0.0), narrow(-2.0, 0.0);
+  for (int i = 0; i < 10000; ++i) {
+    xs.push_back(wide(rng));
+    xs.push_back(narrow(rng));
+  }
+  for (const double x : xs) {
+    const double got = from_bits(module().call64("resample_estimated_exp", {bits(x)}));
+    ASSERT_EQ(bits(got), bits(estimated_exp(x))) << "d = " << x;
   }
 }
 
