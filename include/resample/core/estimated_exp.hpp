@@ -13,7 +13,8 @@
 //   included): a select, where a branch per weight cost a divergence barrier each.
 //
 // Session 31: the GPU had used ex2.approx.f32 on f rounded to float (eps 2^-21). Its margin sent
-// about 6 % of warps at 2^24 to the exact weights; at 2^-31 about 0.03 % go (docs/results/gpu.md).
+// 6 % of warps at 2^24 to the exact weights (counted in the SASS); at 2^-31 the margin's arithmetic
+// gives about 0.03 % (docs/results/gpu.md, session 31).
 #pragma once
 
 #include <cstdint>
