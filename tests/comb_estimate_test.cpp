@@ -2,7 +2,7 @@
 // give exact_comb's answer for every particle it decides, whatever the errors within its bound:
 // runs of 8 particles grouped as the GPU's warps (32 runs from one exact C), the estimated
 // weights w (1 + delta) with delta at +eps, at -eps, alternating, or uniform in [-eps, eps], for
-// eps = 2^-31 (the GPU's estimated_weight, a polynomial) and 2^-21 (its ex2.approx before). It
+// eps = 2^-31 (the GPU's estimated_exp, a polynomial) and 2^-21 (its ex2.approx before). It
 // must also decide nearly all of them (else the GPU's exact fallback would run everywhere and the
 // correctness check would be empty), and a margin that ignores the weights' error must be caught
 // deciding wrongly, which shows that these weights reach the margin.
@@ -165,7 +165,7 @@ void expect_exact(const std::vector<double>& w, const std::string& what, bool mo
 }
 
 // The GPU's estimated weights keep the error the margins assume: |estimated_exp(d) / e^d - 1| <=
-// 2^-31 over [-87, 0] (against expl; the worst seen is 2^-31.8, where f is near +-1/2), and 0
+// 2^-31 over [-87, 0] (against expl; the worst seen is 2^-31.78, where f is near -1/2), and 0
 // below -87. A polynomial one degree short (2^-27) fails it.
 TEST(CombEstimate, EstimatedExpWithinItsBound) {
   ASSERT_EQ(estimated_exp_error, gpu_eps);

@@ -87,7 +87,8 @@ TEST(PtxFunctions, ExpEqualsDeterministicExp) {
 TEST(PtxFunctions, EstimatedExpEqualsTheCpp) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   std::vector<double> xs = {0.0, -0.0, -1e-300, -0.34657359027997264, -0.5, -1.0, -86.99999999999999, -87.0,
-                            std::nextafter(-87.0, -100.0), -100.0, -745.2, -inf, std::numeric_limits<double>::quiet_NaN()};
+                            std::nextafter(-87.0, -100.0), -100.0, -745.2, -inf,
+                            std::numeric_limits<double>::quiet_NaN()};
   std::mt19937_64 rng(20261125);
   std::uniform_real_distribution<double> wide(-90.0, 0.0), narrow(-2.0, 0.0);
   for (int i = 0; i < 10000; ++i) {

@@ -1,5 +1,5 @@
 // The comb from estimated weights: comb_run's decisions for a run of particles whose weights are
-// known only to within a relative error (on the GPU, from ex2.approx), so that the exact weights --
+// known only to within a relative error (on the GPU, estimated_exp: 2^-31), so that the exact weights --
 // the deterministic exp, quantised and summed in 128 bits -- are needed only where an estimate
 // cannot decide. Host and device; every particle it decides gets exact_comb's answer
 // (tests/comb_estimate_test.cpp).

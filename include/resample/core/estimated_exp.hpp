@@ -1,5 +1,5 @@
 // The comb's estimated weights (core/comb_estimate.hpp): e^d for d = lw - max <= 0 to a relative
-// error below 2^-31, in about fifteen operations where deterministic_exp takes forty, and with
+// error below 2^-31, in about eighteen operations where deterministic_exp takes forty, and with
 // none of the slow pipe's (no conversion, no ex2). Host and device: the GPU combs call it
 // (detail/warp_comb.cuh; comb_from_estimates.ptx writes the same operations out), the tests check
 // its bound on the host.
@@ -7,10 +7,12 @@
 //   t = d log2(e) = k + f, k = round(t) by an fma with 1.5 2^52, f = fma(d, log2(e), -k) in
 //   [-1/2, 1/2]; 2^f by its Taylor polynomial of degree 8, (ln 2)^j / j!, in Horner form; 2^k
 //   added to the exponent. Relative error: the truncation, below (ln 2 / 2)^9 / 9! / 2^-1/2 =
-//   2^-31.8; the fmas' roundings (about 2^-52) and log2(e)'s and f's (|d| 2^-52 <= 2^-45 on the
-//   exponent): below estimated_exp_error = 2^-31, the eps comb_estimate is given. Computed on
-//   max(d, -87), so that k >= -126 (2^k a normal double), and 0 below it (w < 2^-125, -inf
-//   included): a select, where a branch per weight cost a divergence barrier each.
+//   2^-31.7 (2^-31.78 at f = -1/2, the worst); the fmas' and coefficients' roundings (about 2^-50)
+//   and log2(e)'s and f's (87 log2(e) 2^-53 < 2^-45.6 on the exponent): below estimated_exp_error
+//   = 2^-31, against e^d and against deterministic_exp(d) alike (faithful: 2^-52 more), the eps
+//   comb_estimate is given. Computed on max(d, -87), so that k >= -126 (2^k a normal double), and
+//   0 below it (w < 2^-125, -inf and NaN included: comb_estimate's absolute 2^-100 covers it): a
+//   select, where a branch per weight cost a divergence barrier each.
 //
 // Session 31: the GPU had used ex2.approx.f32 on f rounded to float (eps 2^-21). Its margin sent
 // 6 % of warps at 2^24 to the exact weights (counted in the SASS); at 2^-31 the margin's arithmetic
