@@ -31,6 +31,7 @@
 #include "resample/cpu/multinomial_sorted.hpp"
 #include "resample/cpu/resample.hpp"
 #include "resample/cuda/status.hpp"
+#include "support/comb_margin_case.hpp"
 #include "support/philox_known_answers.hpp"
 #include "support/ptx_interpreter.hpp"
 #include "support/test_weights.hpp"
@@ -483,6 +484,18 @@ void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t st
   cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want));
   expect_ancestors_equal(simulate_comb<T, Index>(lw, s, k, step, threads, comb_form::ancestors, false, lead), want,
                          what);
+}
+
+// The comb's margin covers its estimated weights' error (2 eps per unit of r past the run's exact
+// start, eps = 2^-31): on weights and a step where a point lies between a particle's estimate and
+// its true r (support/comb_margin_case.hpp), the kernel must not decide that particle from the
+// estimate. A slope of 0 in comb_from_estimates.ptx fails this test.
+TEST(PtxKernels, CombMarginCoversTheEstimatedWeightsError) {
+  const key k{11, 3};  // expect_comb_equals_cpu's
+  const auto c = test::find_comb_margin_case(12288, k);
+  expect_comb_equals_cpu<double, std::int32_t>(c.lw, scheme::systematic, c.step, 64,
+                                               "step " + std::to_string(c.step) + ", particle " +
+                                                   std::to_string(c.particle));
 }
 
 /// The schemes of the comb kernel.

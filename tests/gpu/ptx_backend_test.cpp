@@ -27,6 +27,7 @@
 #include "resample/cuda/host.hpp"
 #include "resample/ptx/host.hpp"
 #include "resample/ptx/resample.hpp"
+#include "support/comb_margin_case.hpp"
 #include "support/philox_known_answers.hpp"
 #include "support/test_weights.hpp"
 #include "support/unbiasedness.hpp"
@@ -441,6 +442,18 @@ TEST(PtxAncestors, CombSchemesEqualCpuAndCudaBitForBit) {
       }
     }
   }
+}
+
+// Both combs from estimated weights (PTX and CUDA C, tiled above 8192 particles) keep the margin
+// their estimated weights' error needs: weights and a systematic step that put a point between a
+// particle's estimate and its true r (support/comb_margin_case.hpp). A slope of 0 in the PTX comb
+// fails the simulator's twin of this test (PtxKernels.CombMarginCoversTheEstimatedWeightsError).
+TEST(PtxAncestors, CombMarginCoversTheEstimatedWeightsError) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const auto c = test::find_comb_margin_case(12288, key{20261123, 2});  // expect_ancestors_equal_cpu_and_cuda's key
+  expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(scheme::systematic, c.lw, c.step,
+                                                            "step " + std::to_string(c.step) + ", particle " +
+                                                                std::to_string(c.particle));
 }
 
 TEST(PtxAncestors, LargeEqualAndHeavyWeights) {
