@@ -13,10 +13,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "resample/core/deterministic_math.hpp"
 #include "resample/core/estimated_exp.hpp"
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/philox.hpp"
+#include "support/test_weights.hpp"
 
 namespace resample::test {
 
@@ -32,12 +32,9 @@ inline comb_margin_case find_comb_margin_case(std::size_t n, key k) {
   comb_margin_case c;
   c.lw.assign(n, 0.0);
   c.lw[0] = 0.34657359027997264;  // ln(2) / 2: the others at d = -ln(2) / 2, f = -1/2
-  const double d = 0.0 - c.lw[0];
-  const int F = fraction_bits(n);
-  const u128 q = quantise(deterministic_exp_nonpositive(d), F), q0 = quantise(1.0, F);
-  const long double Q = static_cast<long double>(q0 + (n - 1) * q);
-  const long double per_unit = static_cast<long double>(n) * std::ldexp(1.0L, F) / Q;  // r per unit weight
-  const long double v = estimated_exp(d);
+  const std::vector<u128> C = exact_cdf_of(exact_weights_of(c.lw));
+  const long double Q = static_cast<long double>(C.back());
+  const long double per_unit = static_cast<long double>(n) * std::ldexp(1.0L, fraction_bits(n)) / Q;  // r per weight
   std::vector<long double> r(n), e(n);
   long double r_start = 0, W = 0;
   for (std::size_t m = 0; m < n; ++m) {
@@ -45,8 +42,8 @@ inline comb_margin_case find_comb_margin_case(std::size_t n, key k) {
       r_start = m == 0 ? 0.0L : r[m - 1];
       W = 0;
     }
-    W += m == 0 ? 1.0L : v;
-    r[m] = static_cast<long double>(n) * static_cast<long double>(q0 + m * q) / Q;
+    W += estimated_exp(c.lw[m] - c.lw[0]);
+    r[m] = static_cast<long double>(n) * static_cast<long double>(C[m]) / Q;
     e[m] = r_start + per_unit * W;
   }
   for (std::uint32_t step = 0; step < 10000000; ++step) {
