@@ -104,6 +104,8 @@ def main():
     for name in order:
         file_items[name] = items(parts[name][1])
         for index, (_, item, _) in enumerate(file_items[name]):
+            if item in where:  # a .func and a .shared of one name, or two of either: copies would mix them up
+                sys.exit(f"ptx/{name} and ptx/{where[item][0]} both define {item}")
             where[item] = (name, index)
 
     def uses(text):
