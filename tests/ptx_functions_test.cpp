@@ -979,7 +979,7 @@ TEST(PtxKernels, PointsPerStratumEqualCpu) {
   const std::uint32_t step = 6;
   for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{77}, std::size_t{2049}, std::size_t{5000},
                               std::size_t{40000}}) {
-    for (const unsigned rows : {1u, 3u}) {
+    for (const unsigned rows : {1u, 3u, 11u}) {
       test::ptx_interpreter sim(ptx::detail::module_text);
       const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
       const auto lw = test::log_weights(64, 1.0, 3);  // a good verdict; P depends on N, the key and the step only
@@ -1001,6 +1001,35 @@ TEST(PtxKernels, PointsPerStratumEqualCpu) {
   const std::uint64_t P = simulate_points(sim, 5000, status, k, 64);
   for (std::uint64_t K = 0; K <= sorted_points(5000).strata(); ++K) {
     ASSERT_EQ(sim.read<std::uint32_t>(P + 4 * K), 0xDEADu) << "P_" << K << " was written for bad input";
+  }
+}
+
+// The column sums and the super-bins' scan at the largest layout (N = 2^24 and beyond: G = 2^13
+// super-bins), which no simulated level 1 reaches: synthetic rows (11 of them: the sums' eight
+// loads a step and a remainder of three), c_g their column sums and super_before their exclusive
+// scan, through the scan's shared memory (a pad word per 32) and its eight loads a step.
+TEST(PtxKernels, SuperBinSumsAndScanAtTheLargestLayout) {
+  const std::uint64_t n = std::uint64_t{1} << 24;
+  const sorted_points layout(n);
+  const std::uint32_t G = layout.super_bins(), rows = 11;
+  ASSERT_EQ(G, 8192u);
+  std::mt19937 rng(5);
+  std::vector<std::uint32_t> row_counts(std::size_t{rows} * G);
+  for (auto& c : row_counts) c = static_cast<std::uint32_t>(rng() % 300);
+  std::vector<std::uint32_t> want_count(G, 0), want_before(G, 0);
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    for (std::uint32_t g = 0; g < G; ++g) want_count[g] += row_counts[std::size_t{r} * G + g];
+  }
+  for (std::uint32_t g = 1; g < G; ++g) want_before[g] = want_before[g - 1] + want_count[g - 1];
+  test::ptx_interpreter sim(ptx::detail::module_text);
+  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));  // code 0: a good verdict
+  const std::uint64_t row_at = sim.alloc_copy(row_counts), super_count = sim.alloc(4 * G),
+                      super_before = sim.alloc(4 * G);
+  sim.launch("resample_points_super_bin_sums", G / 256, 256, {n, status, row_at, rows, super_count});
+  sim.launch("resample_points_super_bin_scan", 1, 256, {n, status, super_count, super_before});
+  for (std::uint32_t g = 0; g < G; ++g) {
+    ASSERT_EQ(sim.read<std::uint32_t>(super_count + 4 * g), want_count[g]) << "c_" << g;
+    ASSERT_EQ(sim.read<std::uint32_t>(super_before + 4 * g), want_before[g]) << "super_before_" << g;
   }
 }
 
