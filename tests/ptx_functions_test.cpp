@@ -403,11 +403,11 @@ void expect_ancestors_equal(const simulated_comb& got, const std::vector<Index>&
 /// What the comb kernel writes (its form_in, src/ptx/ancestors.cpp).
 enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative = 2 };
 
-/// Systematic and stratified after the call's opening as src/ptx/ancestors.cpp enqueues them, on the
-/// simulator: the max pass, the tile sums with each warp's C (ptx/tile_sums.ptx), the finishing
-/// block writing each tile's C (on 32 threads, so that from 257 tiles its scan carries across
-/// rounds), then the comb from estimated weights (ptx/comb_from_estimates.ptx) on tiles of 8
-/// `threads`, writing `form` to `a`.
+/// Systematic, stratified and multinomial-sorted after the call's opening as src/ptx/ancestors.cpp
+/// enqueues them, on the simulator: the max pass, the tile sums with each warp's C
+/// (ptx/tile_sums.ptx), the finishing block writing each tile's C (on 32 threads, so that from 257
+/// tiles its scan carries across rounds), multinomial-sorted's points per stratum, then the comb
+/// from estimated weights (ptx/comb_from_estimates.ptx) on tiles of 8 `threads`, writing `form` to `a`.
 void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n,
                              std::uint64_t is_double, std::uint64_t index64, scheme s, std::uint64_t status, key k,
                              unsigned threads, std::uint64_t a, comb_form form = comb_form::ancestors) {
@@ -420,10 +420,12 @@ void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, 
              {weights, n, is_double, fraction, status, sums, warp_offsets});
   sim.launch("resample_weight_statistics", 1, 32,
              {weights, n, is_double, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
-  const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : 0;
+  const bool sorted = s == scheme::multinomial_sorted;
+  const std::uint64_t points = sorted ? simulate_points(sim, n, status, k, threads) : 0;
+  const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : sorted ? 2 : 0;
   sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, comb_scheme, status, offsets, warp_offsets, k.seed, k.stream, a,
-              static_cast<std::uint64_t>(form)});
+              static_cast<std::uint64_t>(form), points});
 }
 
 /// The opening, then run_comb_from_estimates; the status and what the comb wrote. lead: items
@@ -442,37 +444,11 @@ simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, 
   return read_comb<Index>(sim, status, a, n);
 }
 
-/// The comb kernel the host runs for scheme s: the comb from estimated weights (systematic,
-/// stratified) or the look-back comb (multinomial-sorted, after its points per stratum).
+/// The comb kernel the host runs for systematic, stratified and multinomial-sorted.
 template <class T, class Index>
 simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads,
                              comb_form form = comb_form::ancestors, bool fast_exp = false, std::size_t lead = 0) {
-  if (s != scheme::multinomial_sorted) {
-    return simulate_comb_from_estimates<T, Index>(lw, s, k, step, threads, form, fast_exp, lead);
-  }
-  EXPECT_EQ(lead, 0u) << "the look-back comb's simulation takes lw at the start of its allocation";
-  test::ptx_interpreter sim(ptx::detail::module_text);
-  const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
-  const unsigned grid = 3;
-  const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
-  const std::uint64_t weights = sim.alloc_copy(lw);
-  const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));
-  const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
-  const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
-  const std::vector<Index> sentinel(n, Index{-7});
-  const std::uint64_t a = sim.alloc_copy(sentinel);
-  simulate_summary(sim, weights, n, is_double, status, grid, step, k, fast_exp);
-  const std::uint64_t points = s == scheme::multinomial_sorted ? simulate_points(sim, n, status, k, threads) : 0;
-  const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : s == scheme::multinomial_sorted ? 2 : 0;
-  sim.count_stores(a, n * sizeof(Index));
-  sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, index64, comb_scheme, status, ticket, flags, aggregates, inclusives, k.seed,
-              k.stream, a, static_cast<std::uint64_t>(form), points});
-  const simulated_comb r = read_comb<Index>(sim, status, a, n);
-  for (std::uint64_t t = 0; t < tiles && r.status.code == 0; ++t) {  // every tile published its inclusive prefix
-    EXPECT_EQ(sim.read<std::uint32_t>(flags + 4 * t), 2u) << "tile " << t;
-  }
-  return r;
+  return simulate_comb_from_estimates<T, Index>(lw, s, k, step, threads, form, fast_exp, lead);
 }
 
 /// The comb's ancestors against the CPU's, key {11, 3}; lead as for simulate_comb_from_estimates.
@@ -494,6 +470,17 @@ TEST(PtxKernels, CombMarginCoversTheEstimatedWeightsError) {
   const key k{11, 3};  // expect_comb_equals_cpu's
   const auto c = test::find_comb_margin_case(12288, k);
   expect_comb_equals_cpu<double, std::int32_t>(c.lw, scheme::systematic, c.step, 64,
+                                               "step " + std::to_string(c.step) + ", particle " +
+                                                   std::to_string(c.particle));
+}
+
+// The same for multinomial-sorted's points: a point of a particle's stratum between its estimated
+// and its true r (find_sorted_margin_case). Point thresholds from the estimate alone (the margin
+// left out of resample_sorted_stratum_from_estimate's lo and hi) fail this test.
+TEST(PtxKernels, SortedMarginCoversTheEstimatedWeightsError) {
+  const key k{11, 3};  // expect_comb_equals_cpu's
+  const auto c = test::find_sorted_margin_case(12288, k);
+  expect_comb_equals_cpu<double, std::int32_t>(c.lw, scheme::multinomial_sorted, c.step, 64,
                                                "step " + std::to_string(c.step) + ", particle " +
                                                    std::to_string(c.particle));
 }

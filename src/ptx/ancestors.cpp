@@ -9,17 +9,15 @@
 //                 the verdict (NaN / +inf first, then all zero, then above rejection's bound),
 //                 max lw, F, Q and Metropolis' B (weight_summary.hpp)
 // then, by scheme:
-//   systematic, stratified: the summary by tiles instead (resample_tile_sums: each tile's Q_t and
-//                 each warp's C within it; the finishing block also writes each tile's C before
-//                 it), then resample_comb_from_estimates, one block per tile of 2048 particles: the
-//                 comb from estimated weights from each warp's exact C (the exact weights only in a
-//                 warp where an estimate cannot decide), then Code 8, o or O
-//                 (ptx/comb_from_estimates.ptx): the counts are written from the comb directly.
-//   multinomial-sorted: the points per stratum P_K first (ptx/sorted_points.ptx: level 1's rows,
-//                 their column sums, the super-bins' scan, level 2), then resample_comb_look_back
-//                 (the exact C by a block scan and the decoupled look-back, the comb, then Code 8, o
-//                 or O: ptx/comb_look_back.ptx) with the c_K points of stratum K in place of
-//                 stratified's one.
+//   systematic, stratified, multinomial-sorted: the summary by tiles instead (resample_tile_sums:
+//                 each tile's Q_t and each warp's C within it; the finishing block also writes each
+//                 tile's C before it); multinomial-sorted's points per stratum P_K (ptx/sorted_points.ptx:
+//                 level 1's rows, their column sums, the super-bins' scan, level 2); then
+//                 resample_comb_from_estimates, one block per tile of 2048 particles: the comb from
+//                 estimated weights from each warp's exact C (the exact weights only in a warp where
+//                 an estimate cannot decide), then Code 8, o or O (ptx/comb_from_estimates.ptx): the
+//                 counts are written from the comb directly. Multinomial-sorted compares the c_K
+//                 points of stratum K where stratified has one.
 //   multinomial:  resample_comb_look_back's form 3 writes the exact C_i (16 bytes per particle of
 //                 temp storage), then resample_multinomial draws and searches (ptx/multinomial.ptx);
 //   residual, ssp: resample_split_expected_offspring (N q_i = f_i Q + r_i); then SSP's
@@ -248,7 +246,9 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const bool residual = s == scheme::residual, ssp = s == scheme::ssp, split = residual || ssp;
   const std::size_t tiles = tile_count(n);
   cuda::detail::carve c(d_temp);
-  const bool estimated = s == scheme::systematic || s == scheme::stratified;  // the comb from estimates
+  const bool sorted = s == scheme::multinomial_sorted;
+  // the comb from estimates
+  const bool estimated = s == scheme::systematic || s == scheme::stratified || sorted;
   // the status, and the look-back's flags and prefixes for the kernels that look back (the comb
   // from estimates does not: open_call then zeroes the status and the ticket only)
   const auto scan = look_back_storage::take(c, estimated ? 0 : tiles);
@@ -264,7 +264,6 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   Index* split_counts = split && f != form::offspring ? c.take<Index>(n) : nullptr;
   Index* split_cumulative = split && (f == form::ancestors || f == form::permuted) ? c.take<Index>(n) : nullptr;
   Index* slots = f == form::permuted ? c.take<Index>(n) : nullptr;
-  const bool sorted = s == scheme::multinomial_sorted;
   const points_storage points = sorted ? points_storage::take(c, n) : points_storage{};
   const tile_storage tile_arrays = estimated ? tile_storage::take(c, tiles) : tile_storage{};
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
@@ -285,7 +284,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
                 grid_for(n),
                 static_cast<unsigned>(tiles),
                 stream};
-  if (estimated && f != form::permuted && n <= one_block_items) {
+  if (estimated && !sorted && f != form::permuted && n <= one_block_items) {
     comb_in_one_block(at, s, opt, step);
     return;
   }
@@ -316,16 +315,13 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   } else {  // systematic, stratified, multinomial-sorted: the comb writes the form itself (permuted: ancestors first)
     const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
     const std::uint64_t to = f == form::permuted ? at.drawn : at.out;
-    if (estimated) {
-      const std::uint32_t scheme_in = comb_scheme(s);
-      const std::uint64_t offsets = address(tile_arrays.offsets), warp_offsets = address(tile_arrays.warp_offsets);
-      launch_early("resample_comb_from_estimates", at.tiles, tile_threads, stream,
-                   {&at.weights, &at.count, &at.is_double, &at.index64, &scheme_in, &at.status, &offsets,
-                    &warp_offsets, &k.seed, &k.stream, &to, &written});
-    } else {
-      enqueue_points(at, points);
-      launch_comb(at, comb_scheme(s), written, to, address(points.points));
-    }
+    if (sorted) enqueue_points(at, points);
+    const std::uint32_t scheme_in = comb_scheme(s);
+    const std::uint64_t offsets = address(tile_arrays.offsets), warp_offsets = address(tile_arrays.warp_offsets);
+    const std::uint64_t strata_points = address(points.points);  // 0 unless multinomial-sorted
+    launch_early("resample_comb_from_estimates", at.tiles, tile_threads, stream,
+                 {&at.weights, &at.count, &at.is_double, &at.index64, &scheme_in, &at.status, &offsets, &warp_offsets,
+                  &k.seed, &k.stream, &to, &written, &strata_points});
   }
   if (f == form::permuted) {  // Code 7: the chains made their claims already
     if (!chain) {

@@ -456,6 +456,17 @@ TEST(PtxAncestors, CombMarginCoversTheEstimatedWeightsError) {
                                                                 std::to_string(c.particle));
 }
 
+// The same for multinomial-sorted: a point of a particle's stratum between its estimate and its
+// true r (find_sorted_margin_case). Point thresholds without the margin fail the simulator's twin
+// (PtxKernels.SortedMarginCoversTheEstimatedWeightsError).
+TEST(PtxAncestors, SortedMarginCoversTheEstimatedWeightsError) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const auto c = test::find_sorted_margin_case(12288, key{20261123, 2});
+  expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(scheme::multinomial_sorted, c.lw, c.step,
+                                                            "step " + std::to_string(c.step) + ", particle " +
+                                                                std::to_string(c.particle));
+}
+
 TEST(PtxAncestors, LargeEqualAndHeavyWeights) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {

@@ -1,10 +1,12 @@
 // A case that only a comb whose margin covers its estimated weights' error gets right: log-weights
-// and a systematic step for which a comb point lies between some particle's estimated r (from
-// resample::estimated_exp, off by 2^-31.78 at f = -1/2, its worst) and its true r. A comb that
-// decided from the estimate with the margin N 2^-45 alone (the slope 2 eps dropped) would count that
-// point on the wrong side; with the slope, the particle is undecided and takes the exact weights.
-// Every weight but the first sits at d = -ln(2) / 2; the runs start at multiples of 256 particles
-// (a GPU warp's), where the estimate starts from the exact C.
+// and a step for which a comb point lies between some particle's estimated r (from
+// resample::estimated_exp, off by 2^-31.78 at f = -1/2, its worst) and its true r: systematic's
+// points k' + u (find_comb_margin_case), or multinomial-sorted's points K + u_t 2^-32 in the strata
+// of r = B C / Q (find_sorted_margin_case). A comb that decided from the estimate with the margin
+// B 2^-45 alone (the slope 2 eps dropped, or the margin left out of the point thresholds) would
+// count that point on the wrong side; with it, the particle is undecided and takes the exact
+// weights. Every weight but the first sits at d = -ln(2) / 2; the runs start at multiples of 256
+// particles (a GPU warp's), where the estimate starts from the exact C.
 #pragma once
 
 #include <cmath>
@@ -16,6 +18,9 @@
 #include "resample/core/estimated_exp.hpp"
 #include "resample/core/exact_cdf.hpp"
 #include "resample/core/philox.hpp"
+#include "resample/core/sorted_points.hpp"
+#include "resample/cpu/multinomial_sorted.hpp"
+#include "resample/cpu/resample.hpp"
 #include "support/test_weights.hpp"
 
 namespace resample::test {
@@ -26,39 +31,86 @@ struct comb_margin_case {
   std::size_t particle = 0;  // one whose estimate and true r have a point between them
 };
 
+/// The comb_margin_case weights over n particles; for each particle its true r = scale C / Q and
+/// its estimate e from the estimated weights, the runs restarting from the exact r every 256.
+struct margin_case_estimates {
+  std::vector<double> lw;
+  std::vector<long double> r, e;
+};
+
+inline margin_case_estimates margin_case_estimates_of(std::size_t n, std::uint64_t scale) {
+  margin_case_estimates m;
+  m.lw.assign(n, 0.0);
+  m.lw[0] = 0.34657359027997264;  // ln(2) / 2: the others at d = -ln(2) / 2, f = -1/2
+  const std::vector<u128> C = exact_cdf_of(exact_weights_of(m.lw));
+  const long double Q = static_cast<long double>(C.back()), s = static_cast<long double>(scale);
+  const long double per_unit = s * std::ldexp(1.0L, fraction_bits(n)) / Q;  // r per weight
+  m.r.resize(n);
+  m.e.resize(n);
+  long double r_start = 0, W = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (j % 256 == 0) {
+      r_start = j == 0 ? 0.0L : m.r[j - 1];
+      W = 0;
+    }
+    W += estimated_exp(m.lw[j] - m.lw[0]);
+    m.r[j] = s * static_cast<long double>(C[j]) / Q;
+    m.e[j] = r_start + per_unit * W;
+  }
+  return m;
+}
+
+/// Whether `point` lies in the middle half between a and b.
+inline bool in_middle_half(long double point, long double a, long double b) {
+  const long double lo = std::fmin(a, b), hi = std::fmax(a, b), quarter = (hi - lo) / 4;
+  return point > lo + quarter && point < hi - quarter;
+}
+
 /// The first step (from 0) for which, for systematic with key k over n particles, a point k' + u
 /// lies in the middle half between a particle's estimated r and its true r.
 inline comb_margin_case find_comb_margin_case(std::size_t n, key k) {
+  const margin_case_estimates m = margin_case_estimates_of(n, n);
   comb_margin_case c;
-  c.lw.assign(n, 0.0);
-  c.lw[0] = 0.34657359027997264;  // ln(2) / 2: the others at d = -ln(2) / 2, f = -1/2
-  const std::vector<u128> C = exact_cdf_of(exact_weights_of(c.lw));
-  const long double Q = static_cast<long double>(C.back());
-  const long double per_unit = static_cast<long double>(n) * std::ldexp(1.0L, fraction_bits(n)) / Q;  // r per weight
-  std::vector<long double> r(n), e(n);
-  long double r_start = 0, W = 0;
-  for (std::size_t m = 0; m < n; ++m) {
-    if (m % 256 == 0) {
-      r_start = m == 0 ? 0.0L : r[m - 1];
-      W = 0;
-    }
-    W += estimated_exp(c.lw[m] - c.lw[0]);
-    r[m] = static_cast<long double>(n) * static_cast<long double>(C[m]) / Q;
-    e[m] = r_start + per_unit * W;
-  }
+  c.lw = m.lw;
   for (std::uint32_t step = 0; step < 10000000; ++step) {
     const long double u = std::ldexp(static_cast<long double>(philox_stream(k, shared_index, step).next()), -32);
-    for (std::size_t m = 0; m < n; ++m) {
-      const long double lo = std::fmin(r[m], e[m]), hi = std::fmax(r[m], e[m]), quarter = (hi - lo) / 4;
-      const long double point = std::floor(hi - u) + u;  // the last point below hi
-      if (point > lo + quarter && point < hi - quarter && point >= 0 && point < static_cast<long double>(n)) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const long double point = std::floor(std::fmax(m.r[j], m.e[j]) - u) + u;  // the last point below both's max
+      if (in_middle_half(point, m.r[j], m.e[j]) && point >= 0 && point < static_cast<long double>(n)) {
         c.step = step;
-        c.particle = m;
+        c.particle = j;
         return c;
       }
     }
   }
   throw std::runtime_error("no step puts a point between an estimate and its r");
+}
+
+/// The first step (from 0) for which, for multinomial-sorted with key k over n particles, a point
+/// K + u_t 2^-32 of stratum K = floor(r) (ranks [P_K, P_{K+1}), cpu::points_before_strata) lies in
+/// the middle half between a particle's estimated r = B C / Q and its true r.
+inline comb_margin_case find_sorted_margin_case(std::size_t n, key k) {
+  const sorted_points layout(n);
+  const margin_case_estimates m = margin_case_estimates_of(n, layout.strata());
+  comb_margin_case c;
+  c.lw = m.lw;
+  for (std::uint32_t step = 0; step < 100000; ++step) {
+    const std::vector<std::uint32_t> P = cpu::points_before_strata(cpu::serial{}, layout, k, step);
+    for (std::size_t j = 0; j < n; ++j) {
+      const long double K = std::floor(m.r[j]);
+      if (K != std::floor(m.e[j]) || K >= static_cast<long double>(layout.strata())) continue;  // an integer between
+      const auto s = static_cast<std::uint64_t>(K);
+      for (std::uint64_t t = P[s]; t < P[s + 1]; ++t) {
+        const long double point = K + std::ldexp(static_cast<long double>(sorted_points::point_offset(k, step, t)), -32);
+        if (in_middle_half(point, m.r[j], m.e[j])) {
+          c.step = step;
+          c.particle = j;
+          return c;
+        }
+      }
+    }
+  }
+  throw std::runtime_error("no step puts a sorted point between an estimate and its r");
 }
 
 }  // namespace resample::test

@@ -663,7 +663,9 @@ class ptx_interpreter {
     }
     if (base == "cvt") {  // cvt[.rnd].dst.src
       const std::string dst = op[op.size() - 2], src = op.back();
-      const std::string rnd = op.size() == 4 ? op[1] : "";
+      const std::string rnd = op.size() >= 4 ? op[1] : "";
+      const bool saturate = op.size() == 5 && op[2] == "sat";
+      if (op.size() > 4 && !saturate) throw fail("conversion not modelled");
       const std::uint64_t a = v(1);
       std::uint64_t out = 0;
       if (dst == "f64" && src == "f64") {
@@ -686,6 +688,12 @@ class ptx_interpreter {
           throw fail("rounding");
         }
         out = std::bit_cast<std::uint32_t>(f);
+      } else if (src == "f64" && saturate && dst == "u32") {
+        // an integer rounding (rni, rzi, rmi, rpi), clamped to [0, 2^32 - 1]; NaN gives 0
+        const double x = as_f64(a);
+        const double r = rnd == "rmi" ? std::floor(x) : rnd == "rpi" ? std::ceil(x) : rnd == "rzi" ? std::trunc(x)
+                         : rnd == "rni" ? std::nearbyint(x) : throw fail("rounding");
+        out = !(r > 0) ? 0 : r >= 4294967295.0 ? 4294967295u : static_cast<std::uint64_t>(r);
       } else if (src == "f64") {
         const double x = as_f64(a);
         if (rnd != "rzi" || dst[0] != 'u' || !(x >= 0 && x < 18446744073709551616.0)) throw fail("conversion not modelled");
