@@ -651,11 +651,14 @@ class ptx_interpreter {
         else if (cmp == "ne") r = ua != ub;
         else throw fail("comparison");
       }
-      if (op.size() == 4) {  // the combination with a third, predicate operand
-        const auto p = fr.preds.find(o[3]);
-        if (p == fr.preds.end()) throw fail("unset predicate " + o[3]);
-        if (op[2] == "and") r = r && p->second;
-        else if (op[2] == "or") r = r || p->second;
+      if (op.size() == 4) {  // the combination with a third, predicate operand ({!}c)
+        const bool negated = !o[3].empty() && o[3][0] == '!';
+        const std::string name = negated ? o[3].substr(1) : o[3];
+        const auto p = fr.preds.find(name);
+        if (p == fr.preds.end()) throw fail("unset predicate " + name);
+        const bool q = negated ? !p->second : p->second;
+        if (op[2] == "and") r = r && q;
+        else if (op[2] == "or") r = r || q;
         else throw fail("setp combination");
       }
       fr.preds[o[0]] = r;
