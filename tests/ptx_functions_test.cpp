@@ -887,7 +887,7 @@ TEST(PtxKernels, LookBackAddsAggregatesAcrossWindows) {
   const key k{5, 6};
   const std::uint32_t step = 3;
   const std::vector<std::uint64_t> args = {weights, n, 1, 0, 0, status, ticket, flags, aggregates, inclusives,
-                                           k.seed, k.stream, a, 0, 0};
+                                           k.seed, k.stream, a, 0};
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads, args);
   std::vector<std::int32_t> want(n);
   cpu::ancestors(cpu::serial{}, scheme::systematic, std::span<const double>(lw), k, step, std::span<std::int32_t>(want));
@@ -1475,7 +1475,7 @@ simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std:
   simulate_summary(sim, weights, n, is_double, status, grid, step, k, fast_exp);
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, k.seed, k.stream, cdf,
-              3, 0});
+              3});
   sim.launch("resample_multinomial", grid, 64, {cdf, n, index64, status, k.seed, k.stream, a});
   simulated_multinomial r;
   r.status = sim.read<cuda::device_status>(status);
@@ -1674,7 +1674,7 @@ simulated_residual simulate_residual(const std::vector<T>& lw, key k, std::uint3
   sim.launch("resample_split_expected_offspring", grid, 32, {weights, n, is_double, index64, status, counts, 0});
   sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, index64, 0, status, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives,
-              k.seed, k.stream, cdf, 3, 0});
+              k.seed, k.stream, cdf, 3});
   const auto scan_tiles = static_cast<unsigned>(ptx::detail::offspring_scan_tiles(n, index64 != 0, threads));
   sim.launch("resample_offspring_scan", scan_tiles, threads,
              {counts, n, index64, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, floors, status});

@@ -118,14 +118,13 @@ struct call {
 /// The comb kernel's scheme_in.
 std::uint32_t comb_scheme(scheme s) { return s == scheme::stratified ? 1 : s == scheme::multinomial_sorted ? 2 : 0; }
 
-/// The comb kernel (ptx/comb_look_back.ptx) writing `written` (a form, or 3: C itself) to `to`;
-/// multinomial-sorted reads its points per stratum at `points`.
-void launch_comb(const call& c, std::uint32_t comb_scheme, std::uint32_t written, std::uint64_t to,
-                 std::uint64_t points = 0) {
+/// The look-back comb (ptx/comb_look_back.ptx) writing the exact C_i to `to` (its form 3: the
+/// table of multinomial and residual).
+void launch_cdf(const call& c, std::uint64_t to) {
+  const std::uint32_t systematic = 0, written = 3;
   launch("resample_comb_look_back", c.tiles, tile_threads, c.stream,
-         {&c.weights, &c.count, &c.is_double, &c.index64, &comb_scheme, &c.scan.status_at, &c.scan.ticket_at,
-          &c.scan.flags_at, &c.scan.aggregates_at, &c.scan.inclusives_at, &c.k.seed, &c.k.stream, &to, &written,
-          &points});
+         {&c.weights, &c.count, &c.is_double, &c.index64, &systematic, &c.scan.status_at, &c.scan.ticket_at,
+          &c.scan.flags_at, &c.scan.aggregates_at, &c.scan.inclusives_at, &c.k.seed, &c.k.stream, &to, &written});
 }
 
 /// The one-block path's largest N: ptx/comb_one_block.ptx's 512 threads of 8 particles.
@@ -198,8 +197,6 @@ void scan_counts(const call& c, std::uint64_t counts, std::uint64_t to) {
           &c.scan.inclusives_at, &to, &c.status});
 }
 
-constexpr std::uint32_t exact_cdf = 3;  // the comb kernel's form that writes C_i instead of the comb
-
 /// Residual and SSP: the split into counts f_i (and SSP's remainders), residual's draws or SSP's
 /// pairing on the counts, then (unless the counts are the output) their scan and Code 8.
 void enqueue_split(const call& c, bool ssp, std::uint64_t counts, std::uint64_t remainders, std::uint64_t cdf,
@@ -210,7 +207,7 @@ void enqueue_split(const call& c, bool ssp, std::uint64_t counts, std::uint64_t 
     launch("resample_ssp_pairing", 1, 1, c.stream,
            {&remainders, &counts, &c.count, &c.index64, &c.status, &c.k.seed, &c.k.stream});
   } else {  // residual: C (the comb kernel's form 3), F (the scan of the floors), then the draws
-    launch_comb(c, 0, exact_cdf, cdf);
+    launch_cdf(c, cdf);
     c.scan.clear_look_back(c.stream);
     scan_counts(c, counts, floors);
     launch("resample_residual_draws", c.grid, threads, c.stream,
@@ -309,7 +306,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
             &at.slots});
   } else if (multinomial) {
     const std::uint64_t table = address(cdf);
-    launch_comb(at, 0, exact_cdf, table);
+    launch_cdf(at, table);
     launch("resample_multinomial", at.grid, threads, stream,
            {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.drawn});
   } else {  // systematic, stratified, multinomial-sorted: the comb writes the form itself (permuted: ancestors first)
