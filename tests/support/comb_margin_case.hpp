@@ -101,7 +101,8 @@ inline comb_margin_case find_sorted_margin_case(std::size_t n, key k) {
       if (K != std::floor(m.e[j]) || K >= static_cast<long double>(layout.strata())) continue;  // an integer between
       const auto s = static_cast<std::uint64_t>(K);
       for (std::uint64_t t = P[s]; t < P[s + 1]; ++t) {
-        const long double point = K + std::ldexp(static_cast<long double>(sorted_points::point_offset(k, step, t)), -32);
+        const auto u = static_cast<long double>(sorted_points::point_offset(k, step, t));
+        const long double point = K + std::ldexp(u, -32);
         if (in_middle_half(point, m.r[j], m.e[j])) {
           c.step = step;
           c.particle = j;
