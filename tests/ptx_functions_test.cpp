@@ -299,10 +299,11 @@ TEST(PtxKernels, PhiloxBlocksKernel) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Systematic and stratified: the look-back comb kernel (ptx/comb_look_back.ptx) after the
-// statistics kernels, as src/ptx/ancestors.cpp enqueues them, with `threads` per block (the host
-// uses 256: tiles of 2048; smaller blocks give many tiles from few particles, so the look-back
-// crosses windows of 32 tiles and the tile boundaries fall everywhere).
+// The combs: the comb from estimated weights (ptx/comb_from_estimates.ptx; systematic, stratified,
+// multinomial-sorted) after the tile sums and the finishing block, as src/ptx/ancestors.cpp
+// enqueues them, and the look-back comb (ptx/comb_look_back.ptx) after the statistics kernels,
+// with `threads` per block (the host uses 256: tiles of 2048; smaller blocks give many tiles from
+// few particles, so the tile boundaries fall everywhere and the look-back crosses windows of 32).
 
 /// A call's opening (ptx/open_call.ptx) on the simulator, for a status allocated alone: the step,
 /// systematic's U and, with `gate` (a device int; 0: none), the gate into the status.
@@ -475,14 +476,19 @@ TEST(PtxKernels, CombMarginCoversTheEstimatedWeightsError) {
 }
 
 // The same for multinomial-sorted's points: a point of a particle's stratum between its estimated
-// and its true r (find_sorted_margin_case). Point thresholds from the estimate alone (the margin
-// left out of resample_sorted_stratum_from_estimate's lo and hi) fail this test.
+// and its true r (find_sorted_margin_case), the estimate above r and below it. Each of these fails
+// it: the margin left out of resample_sorted_stratum_from_estimate's lo (above) or hi (below), a
+// slope of 0, and a comb that does not send a point within [lo, hi] to the exact products
+// (resample_sorted_points_in_scratch's or the rerun's near dropped: below).
 TEST(PtxKernels, SortedMarginCoversTheEstimatedWeightsError) {
   const key k{11, 3};  // expect_comb_equals_cpu's
-  const auto c = test::find_sorted_margin_case(12288, k);
-  expect_comb_equals_cpu<double, std::int32_t>(c.lw, scheme::multinomial_sorted, c.step, 64,
-                                               "step " + std::to_string(c.step) + ", particle " +
-                                                   std::to_string(c.particle));
+  for (const bool above : {true, false}) {
+    const auto c = test::find_sorted_margin_case(12288, k, above);
+    expect_comb_equals_cpu<double, std::int32_t>(c.lw, scheme::multinomial_sorted, c.step, 64,
+                                                 std::string(above ? "estimate above r" : "estimate below r") +
+                                                     ", step " + std::to_string(c.step) + ", particle " +
+                                                     std::to_string(c.particle));
+  }
 }
 
 /// The schemes of the comb kernel.

@@ -3,7 +3,8 @@
 // generator; log-sum-exp and ESS (max with NaN / +inf detection, the exact sums, the deterministic
 // exp and log in PTX) over sizes, float and double, zero and subnormal weights; bad input
 // reported by check_status with the CPU's message and nothing written; capture in a CUDA graph;
-// systematic and stratified ancestors (the look-back comb) against cpu and cuda, large, equal and
+// systematic, stratified and multinomial-sorted ancestors (the comb from estimated weights; up
+// to 4096 particles systematic's and stratified's one-block comb) against cpu and cuda, large, equal and
 // heavy weights, repeated draws, bad input, capture in a graph; their offspring and cumulative
 // forms; the conversions between the forms and Code 7's permutation (drawn and arbitrary
 // ancestors, one owner of every offspring, bad indices, capture in a graph); the loader: the JIT's error log in the exception, an unknown kernel named, concurrent first use.
@@ -393,7 +394,8 @@ TEST(PtxStatistics, CapturedInAGraphAndReplayed) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Systematic and stratified ancestors: one look-back pass (ptx/comb_look_back.ptx).
+// Systematic, stratified and multinomial-sorted ancestors: the comb from estimated weights
+// (ptx/comb_from_estimates.ptx; up to 4096 particles, systematic and stratified in one block).
 
 template <class T, class Index>
 std::vector<Index> ptx_ancestors(scheme s, const std::vector<T>& lw, key k, std::uint32_t step) {
@@ -457,14 +459,17 @@ TEST(PtxAncestors, CombMarginCoversTheEstimatedWeightsError) {
 }
 
 // The same for multinomial-sorted: a point of a particle's stratum between its estimate and its
-// true r (find_sorted_margin_case). Point thresholds without the margin fail the simulator's twin
-// (PtxKernels.SortedMarginCoversTheEstimatedWeightsError).
+// true r (find_sorted_margin_case), the estimate above r and below it. Point thresholds without
+// the margin fail the simulator's twin (PtxKernels.SortedMarginCoversTheEstimatedWeightsError).
 TEST(PtxAncestors, SortedMarginCoversTheEstimatedWeightsError) {
   RESAMPLE_SKIP_WITHOUT_GPU();
-  const auto c = test::find_sorted_margin_case(12288, key{20261123, 2});
-  expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(scheme::multinomial_sorted, c.lw, c.step,
-                                                            "step " + std::to_string(c.step) + ", particle " +
-                                                                std::to_string(c.particle));
+  for (const bool above : {true, false}) {
+    const auto c = test::find_sorted_margin_case(12288, key{20261123, 2}, above);
+    expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(
+        scheme::multinomial_sorted, c.lw, c.step,
+        std::string(above ? "estimate above r" : "estimate below r") + ", step " + std::to_string(c.step) +
+            ", particle " + std::to_string(c.particle));
+  }
 }
 
 TEST(PtxAncestors, LargeEqualAndHeavyWeights) {

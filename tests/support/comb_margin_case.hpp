@@ -31,17 +31,22 @@ struct comb_margin_case {
   std::size_t particle = 0;  // one whose estimate and true r have a point between them
 };
 
-/// The comb_margin_case weights over n particles; for each particle its true r = scale C / Q and
-/// its estimate e from the estimated weights, the runs restarting from the exact r every 256.
+constexpr double estimate_above = 0.34657359027997264;  // ln(2) / 2
+constexpr double estimate_below = 1.0466522426455174;   // 1.51 ln 2
+
+/// Margin-case weights over n particles; for each particle its true r = scale C / Q and its
+/// estimate e from the estimated weights, the runs restarting from the exact r every 256.
 struct margin_case_estimates {
   std::vector<double> lw;
   std::vector<long double> r, e;
 };
 
-inline margin_case_estimates margin_case_estimates_of(std::size_t n, std::uint64_t scale) {
+/// The first weight at `lead`, the others at d = -lead: f = -1/2 for lead = ln(2) / 2 (the
+/// estimate above the true weight), f = 0.49 for lead = 1.51 ln 2 (below it).
+inline margin_case_estimates margin_case_estimates_of(std::size_t n, std::uint64_t scale, double lead) {
   margin_case_estimates m;
   m.lw.assign(n, 0.0);
-  m.lw[0] = 0.34657359027997264;  // ln(2) / 2: the others at d = -ln(2) / 2, f = -1/2
+  m.lw[0] = lead;
   const std::vector<u128> C = exact_cdf_of(exact_weights_of(m.lw));
   const long double Q = static_cast<long double>(C.back()), s = static_cast<long double>(scale);
   const long double per_unit = s * std::ldexp(1.0L, fraction_bits(n)) / Q;  // r per weight
@@ -69,7 +74,7 @@ inline bool in_middle_half(long double point, long double a, long double b) {
 /// The first step (from 0) for which, for systematic with key k over n particles, a point k' + u
 /// lies in the middle half between a particle's estimated r and its true r.
 inline comb_margin_case find_comb_margin_case(std::size_t n, key k) {
-  const margin_case_estimates m = margin_case_estimates_of(n, n);
+  const margin_case_estimates m = margin_case_estimates_of(n, n, estimate_above);
   comb_margin_case c;
   c.lw = m.lw;
   for (std::uint32_t step = 0; step < 10000000; ++step) {
@@ -88,10 +93,13 @@ inline comb_margin_case find_comb_margin_case(std::size_t n, key k) {
 
 /// The first step (from 0) for which, for multinomial-sorted with key k over n particles, a point
 /// K + u_t 2^-32 of stratum K = floor(r) (ranks [P_K, P_{K+1}), cpu::points_before_strata) lies in
-/// the middle half between a particle's estimated r = B C / Q and its true r.
-inline comb_margin_case find_sorted_margin_case(std::size_t n, key k) {
+/// the middle half between a particle's estimated r = B C / Q and its true r, with the estimate
+/// above r (`above`: a point the estimate alone would count below r; the lower threshold's margin
+/// keeps it) or below (a point it would count above; the upper threshold's margin, and the
+/// comb's sending a point within the thresholds to the exact products, keep it).
+inline comb_margin_case find_sorted_margin_case(std::size_t n, key k, bool above) {
   const sorted_points layout(n);
-  const margin_case_estimates m = margin_case_estimates_of(n, layout.strata());
+  const margin_case_estimates m = margin_case_estimates_of(n, layout.strata(), above ? estimate_above : estimate_below);
   comb_margin_case c;
   c.lw = m.lw;
   for (std::uint32_t step = 0; step < 100000; ++step) {
@@ -99,6 +107,7 @@ inline comb_margin_case find_sorted_margin_case(std::size_t n, key k) {
     for (std::size_t j = 0; j < n; ++j) {
       const long double K = std::floor(m.r[j]);
       if (K != std::floor(m.e[j]) || K >= static_cast<long double>(layout.strata())) continue;  // an integer between
+      if ((m.e[j] > m.r[j]) != above) continue;
       const auto s = static_cast<std::uint64_t>(K);
       for (std::uint64_t t = P[s]; t < P[s + 1]; ++t) {
         const auto u = static_cast<long double>(sorted_points::point_offset(k, step, t));

@@ -668,7 +668,8 @@ class ptx_interpreter {
       const std::string dst = op[op.size() - 2], src = op.back();
       const std::string rnd = op.size() >= 4 ? op[1] : "";
       const bool saturate = op.size() == 5 && op[2] == "sat";
-      if (op.size() > 4 && !saturate) throw fail("conversion not modelled");
+      // .sat modelled for the integer roundings of f64 to u32 only
+      if (op.size() > 4 && !(saturate && dst == "u32" && src == "f64")) throw fail("conversion not modelled");
       const std::uint64_t a = v(1);
       std::uint64_t out = 0;
       if (dst == "f64" && src == "f64") {

@@ -100,7 +100,7 @@ RESAMPLE_HOST_DEVICE bool sorted_stratum_from_estimate(double e, double margin, 
                                                        std::uint32_t& first, std::uint32_t& count, std::uint32_t& lo,
                                                        std::uint32_t& hi) {
   const double f = std::floor(e - margin);
-  const std::uint64_t K = small_integer(f);  // 2^32 - 1 >= B for f = -1
+  const std::uint64_t K = small_integer(f);  // 2^32 - 2 >= B for f = -1 (2^52 - 1 lies a binade lower)
   first = count = lo = hi = 0;
   if (!(f + 1.0 > e + margin) || K >= B) return false;
   const stratum_points p = strata(K);
