@@ -5,8 +5,10 @@
 // of r = B C / Q (find_sorted_margin_case). A comb that decided from the estimate with the margin
 // B 2^-45 alone (the slope 2 eps dropped, or the margin left out of the point thresholds) would
 // count that point on the wrong side; with it, the particle is undecided and takes the exact
-// weights. Every weight but the first sits at d = -ln(2) / 2; the runs start at multiples of 256
-// particles (a GPU warp's), where the estimate starts from the exact C.
+// weights. Every weight but the first sits at d = -ln(2) / 2 (f = -1/2: the estimate above the
+// true weight), or, for multinomial-sorted's second case, at d = -1.51 ln 2 (f = 0.49: below it);
+// the runs start at multiples of 256 particles (a GPU warp's), where the estimate starts from the
+// exact C.
 #pragma once
 
 #include <cmath>
