@@ -429,11 +429,12 @@ void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, 
               static_cast<std::uint64_t>(form), points});
 }
 
-/// The opening, then run_comb_from_estimates; the status and what the comb wrote. lead: items
-/// before lw in its allocation, so that lw is not 16-byte aligned (the comb's per-item loads).
+/// The comb the host runs for systematic, stratified and multinomial-sorted: the opening, then
+/// run_comb_from_estimates; the status and what the comb wrote. lead: items before lw in its
+/// allocation, so that lw is not 16-byte aligned (the comb's per-item loads).
 template <class T, class Index>
-simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, key k, std::uint32_t step,
-                                            unsigned threads, comb_form form, bool fast_exp, std::size_t lead = 0) {
+simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads,
+                             comb_form form = comb_form::ancestors, bool fast_exp = false, std::size_t lead = 0) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
   const std::uint64_t weights = alloc_log_weights(sim, lw, lead);
@@ -445,14 +446,7 @@ simulated_comb simulate_comb_from_estimates(const std::vector<T>& lw, scheme s, 
   return read_comb<Index>(sim, status, a, n);
 }
 
-/// The comb kernel the host runs for systematic, stratified and multinomial-sorted.
-template <class T, class Index>
-simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uint32_t step, unsigned threads,
-                             comb_form form = comb_form::ancestors, bool fast_exp = false, std::size_t lead = 0) {
-  return simulate_comb_from_estimates<T, Index>(lw, s, k, step, threads, form, fast_exp, lead);
-}
-
-/// The comb's ancestors against the CPU's, key {11, 3}; lead as for simulate_comb_from_estimates.
+/// The comb's ancestors against the CPU's, key {11, 3}; lead as for simulate_comb.
 template <class T, class Index>
 void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t step, unsigned threads,
                             const std::string& what, std::size_t lead = 0) {
@@ -497,7 +491,8 @@ constexpr std::array comb_schemes = {scheme::systematic, scheme::stratified, sch
 TEST(PtxKernels, CombSchemesEqualCpuAcrossTilesAndWindows) {
   for (const scheme s : comb_schemes) {
     const std::string name(resample::name(s));
-    // N = 1; one partial tile; 40 tiles of 256 (the look-back's window of 32 moves back)
+    // N = 1; one partial tile; 40 tiles of 256 (each tile's and each warp's exact C from the tile
+    // sums and the finishing block)
     for (const std::size_t n : {std::size_t{1}, std::size_t{77}, std::size_t{10000}}) {
       const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 5, n > 2);
       expect_comb_equals_cpu<double, std::int32_t>(lw, s, 4, 32, name + " N = " + std::to_string(n));
