@@ -120,7 +120,7 @@ move_result simulate(std::uint32_t model, const std::array<double, 8>& c, const 
   args.lw_out = static_cast<double*>(pointer(lw_out));
   args.chunks = pointer(summaries);
   const std::uint64_t at = sim.alloc_copy(std::vector<bpf_move_args>{args});
-  sim.launch("resample_bpf_move", static_cast<unsigned>(chunks), threads, {at});
+  sim.launch("resample_bpf_move", static_cast<unsigned>(chunks), threads, {at}, ptx::detail::bpf_move_dynamic_shared);
   move_result r;
   auto read = [&](std::uint64_t from, auto& to, std::size_t count) {
     using X = typename std::remove_reference_t<decltype(to)>::value_type;

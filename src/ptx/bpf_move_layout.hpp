@@ -62,7 +62,11 @@ inline bpf_model_words model_words(const bpf::linear_gaussian_model& m) {
 
 inline constexpr unsigned bpf_move_threads = 512;  ///< threads per block (256 works too; .maxntid 512)
 inline constexpr std::size_t bpf_move_chunk = 4096;  ///< particles per block
+/// dynamic shared memory per block: each particle's accepted try's w (a double), then the lanes' sums
+inline constexpr unsigned bpf_move_dynamic_shared = 32768;
 static_assert(bpf_move_chunk == bpf::detail::chunk && bpf::detail::lanes == 256);
+static_assert(bpf_move_dynamic_shared >= bpf_move_chunk * sizeof(double) &&
+              bpf_move_dynamic_shared >= 5 * bpf::detail::lanes * sizeof(double));
 
 static_assert(offsetof(bpf_move_args, stage) == 0);
 static_assert(offsetof(bpf_move_args, model) == 4);

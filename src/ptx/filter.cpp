@@ -50,6 +50,7 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
     a.chunks = m.chunks;
     grid_.at(static_cast<std::size_t>(slot)) =  // a slot out of range throws before anything is written
         static_cast<unsigned>((m.n + detail::bpf_move_chunk - 1) / detail::bpf_move_chunk);
+    detail::allow_dynamic_shared("resample_bpf_move", detail::bpf_move_dynamic_shared);
     // from pageable memory: `a` is staged before the call returns, in order on `stream`
     cuda::check(cudaMemcpyAsync(args_.data() + slot, &a, sizeof a, cudaMemcpyHostToDevice, stream),
                 "cudaMemcpyAsync (ptx filter arguments)");
@@ -57,7 +58,8 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
 
   void launch(int slot, cudaStream_t stream) override {
     const std::uint64_t at = detail::address(args_.data() + slot);
-    detail::launch("resample_bpf_move", grid_.at(static_cast<std::size_t>(slot)), detail::bpf_move_threads, stream, {&at});
+    detail::launch("resample_bpf_move", grid_.at(static_cast<std::size_t>(slot)), detail::bpf_move_threads, stream, {&at},
+                   detail::bpf_move_dynamic_shared);
   }
 
   void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const double* lw, std::size_t n, key k,

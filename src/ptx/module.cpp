@@ -29,6 +29,7 @@ struct driver {
   decltype(&::cuModuleGetFunction) module_get_function = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
   decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;
+  decltype(&::cuFuncSetAttribute) func_set_attribute = nullptr;
 
   driver() {
     resolve("cuGetErrorName", get_error_name);
@@ -40,6 +41,7 @@ struct driver {
     resolve("cuModuleGetFunction", module_get_function);
     resolve("cuLaunchKernel", launch_kernel);
     resolve("cuLaunchKernelEx", launch_kernel_ex);
+    resolve("cuFuncSetAttribute", func_set_attribute);
   }
 
   template <class F>
@@ -146,12 +148,18 @@ std::array<void*, 16> parameters(const char* name, std::initializer_list<const v
 }  // namespace
 
 void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
-            std::initializer_list<const void*> args) {
+            std::initializer_list<const void*> args, unsigned dynamic_shared_bytes) {
   const CUfunction f = kernel(name);
   auto params = parameters(name, args);
-  api().check(api().launch_kernel(f, grid, 1, 1, threads, 1, 1, 0, reinterpret_cast<CUstream>(stream), params.data(),
-                                  nullptr),
+  api().check(api().launch_kernel(f, grid, 1, 1, threads, 1, 1, dynamic_shared_bytes, reinterpret_cast<CUstream>(stream),
+                                  params.data(), nullptr),
               "cuLaunchKernel", name);
+}
+
+void allow_dynamic_shared(const char* name, unsigned bytes) {
+  api().check(api().func_set_attribute(kernel(name), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       static_cast<int>(bytes)),
+              "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)", name);
 }
 
 void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,

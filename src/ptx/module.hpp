@@ -28,9 +28,16 @@ extern const char* const module_text;
 CUfunction kernel(const char* name);
 
 /// Enqueues kernel `name` on `stream`: `grid` blocks of `threads` threads, its arguments given as
-/// pointers to their values, in order (at most 16). Capturable in a CUDA graph (cuLaunchKernel on
-/// the stream); no allocation.
-void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream, std::initializer_list<const void*> args);
+/// pointers to their values, in order (at most 16), with `dynamic_shared_bytes` of dynamic shared
+/// memory (past 48 KiB with the static arrays, after allow_dynamic_shared). Capturable in a CUDA
+/// graph (cuLaunchKernel on the stream); no allocation.
+void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream, std::initializer_list<const void*> args,
+            unsigned dynamic_shared_bytes = 0);
+
+/// Lets kernel `name` (in the current context) take up to `bytes` of dynamic shared memory, which
+/// the driver refuses past 48 KiB with its static arrays until told. Not a stream operation: call it
+/// outside a graph's capture.
+void allow_dynamic_shared(const char* name, unsigned bytes);
 
 /// As launch, but the kernel may start before the kernel ahead of it in the stream has finished
 /// (programmatic dependent launch, Hopper's griddepcontrol): once every block of that one has run

@@ -3,7 +3,8 @@
 // (.func) run on one thread; kernels (.entry) run block by block, each block's threads one after
 // another up to their next synchronisation point (bar.sync, shfl.sync), which is resolved when every
 // thread concerned has reached it. Registers are 64-bit patterns; .param buffers are bytes; global
-// memory is what the test allocates; .shared is one buffer per block. Instructions have PTX's
+// memory is what the test allocates; .shared is one buffer per block (.extern .shared: the launch's
+// dynamic shared memory, past the static arrays). Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
 // modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev, ex2.approx.f32 (as the host's exp2f),
 // vector packs, shfl (bfly, up, idx), vote (any, ballot), bar.warp.sync, bar.red.{or,and}.pred, atom (max, min, add),
@@ -93,13 +94,16 @@ class ptx_interpreter {
   /// The stores counted to each byte of count_stores' range from `address`.
   const std::vector<unsigned>& stores_to(std::uint64_t address) const { return counted_.at(address); }
 
-  /// Runs kernel `name` on `grid` blocks of `threads` threads; arguments as bit patterns, in order.
-  void launch(const std::string& name, unsigned grid, unsigned threads, const std::vector<std::uint64_t>& args) {
+  /// Runs kernel `name` on `grid` blocks of `threads` threads; arguments as bit patterns, in order;
+  /// `dynamic_shared_bytes` of dynamic shared memory (where the module's .extern .shared arrays
+  /// begin, past its static ones).
+  void launch(const std::string& name, unsigned grid, unsigned threads, const std::vector<std::uint64_t>& args,
+              std::size_t dynamic_shared_bytes = 0) {
     const function& f = find(name);
     if (!f.is_entry) throw std::runtime_error(name + " is not a kernel");
     if (args.size() != f.params.size()) throw std::runtime_error(name + ": wrong number of arguments");
     for (unsigned b = 0; b < grid; ++b) {
-      block_state block(threads, grid, b, shared_bytes_);
+      block_state block(threads, grid, b, dynamic_shared_begin() + dynamic_shared_bytes);
       for (auto& t : block.threads) {
         t.frames.push_back(frame_of(f));
         for (std::size_t i = 0; i < args.size(); ++i) set_param(t.frames.back(), f.params[i], args[i]);
@@ -156,6 +160,7 @@ class ptx_interpreter {
 
   std::map<std::string, function> functions_;
   std::map<std::string, std::uint64_t> shared_symbols_;  // .shared variables -> offset
+  std::vector<std::string> dynamic_symbols_;             // .extern .shared arrays
   std::size_t shared_bytes_ = 0;
   std::map<std::uint64_t, std::vector<std::uint8_t>> global_;
   mutable std::map<std::uint64_t, std::vector<unsigned>> counted_;  // count_stores' ranges
@@ -227,6 +232,16 @@ class ptx_interpreter {
     return {name, std::stoul(words[words.size() - 2].substr(2)) / 8};
   }
 
+  /// Where the dynamic shared memory begins: past the static arrays, 16-byte aligned.
+  [[nodiscard]] std::size_t dynamic_shared_begin() const { return (shared_bytes_ + 15) / 16 * 16; }
+
+  // ".extern .shared .align 8 .b8 name[]": the dynamic array, placed once parsing is done
+  void extern_shared_decl(const std::string& decl) {
+    const auto open = decl.rfind('[');
+    const auto name_begin = decl.find_last_of(" \t", open) + 1;
+    dynamic_symbols_.push_back(decl.substr(name_begin, open - name_begin));
+  }
+
   // ".shared .align 16 .b8 name[512]" or ".shared .align 4 .b32 name"
   void shared_decl(const std::string& decl) {
     const auto p = param_decl(decl);
@@ -243,6 +258,7 @@ class ptx_interpreter {
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const std::string& l = lines[i];
       if (l.rfind(".shared", 0) == 0) shared_decl(l.substr(0, l.find(';')));
+      if (l.rfind(".extern .shared", 0) == 0) extern_shared_decl(l.substr(0, l.find(';')));
       const bool entry = l.rfind(".visible .entry", 0) == 0;
       if (l.rfind(".func", 0) != 0 && l.rfind(".visible .func", 0) != 0 && !entry) continue;  // .extern: declarations
       std::string header;
@@ -285,6 +301,7 @@ class ptx_interpreter {
       functions_[name] = f;
       i = k;
     }
+    for (const auto& name : dynamic_symbols_) shared_symbols_[name] = dynamic_shared_begin();
   }
 
   static statement parse_statement(std::string s, int line) {
