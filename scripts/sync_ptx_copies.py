@@ -4,8 +4,9 @@
 PTX has no #include, and ptxas assembles a file as a whole program: a call to a function defined
 in another file is an unresolved extern. So each file carries, between its header and its own
 code, a copy of every function it needs from the other files (transitively: what those call
-too) and of the module-scope .shared arrays they use, grouped by the file they come from (files
-in the build's order, callees first; within a file, in its order), each item as written there:
+too) and of the module-scope .shared and .const arrays they use, grouped by the file they come
+from (files in the build's order, callees first; within a file, in its order), each item as
+written there:
 
     // ---- copy from wide_sum.ptx (scripts/sync_ptx_copies.py writes it; the build checks it) ----
     ...an item of wide_sum.ptx...
@@ -15,7 +16,8 @@ in the build's order, callees first; within a file, in its order), each item as 
 
 A file's own code is what follows its header once its copies are taken out; an item is a .func
 (with the comment lines just above it) or a .shared declaration. The canonical text of a function
-is in one file only; edit it there and run this script. The build (cmake/embed_ptx.cmake) fails
+is in one file only; edit it there and run this script. (An item is also a .const array, from its
+first line to the `};` that closes its initialiser.) The build (cmake/embed_ptx.cmake) fails
 when a copied item is not verbatim in its file's own code, and leaves the copies out of the
 module it embeds, so each function is defined once there.
 
@@ -34,7 +36,7 @@ HEADER = re.compile(r"^\.version [^\n]*\n\.target [^\n]*\n\.address_size [^\n]*\
 COPY = re.compile(r"// ---- copy from (\S+) [^\n]*\n.*?// ---- end of the copy from \1 ----\n\n?", re.S)
 EXTERN = re.compile(r"^\.extern \.func[^;]*;\n", re.M)
 FUNC_NAME = re.compile(r"\.func\s*(?:\([^)]*\)\s*)?(resample_\w+)\s*\(")
-SHARED_NAME = re.compile(r"^\.shared[^;]*?\b(resample_\w+)\s*\[", re.M)
+SHARED_NAME = re.compile(r"^\.(?:shared|const)[^;]*?\b(resample_\w+)\s*\[", re.M)
 CALLS = re.compile(r"\bcall(?:\.uni)?\s+(?:\([^)]*\),\s*)?(resample_\w+)")
 IDENTIFIERS = re.compile(r"\bresample_\w+")
 COMMENT = re.compile(r"//[^\n]*")
@@ -67,14 +69,15 @@ def split(text, name):
 
 def items(own):
     """The own code's copyable items, in order: (kind, name, text) for each .func (with the
-    comment lines just above it, up to its closing brace) and each module-scope .shared line."""
+    comment lines just above it, up to its closing brace), each module-scope .shared line and each
+    .const array (with its comment lines, up to the end of its initialiser)."""
     lines = own.split("\n")
     found = []
     i = 0
     while i < len(lines):
         line = lines[i]
         is_func = line.startswith(".func") or line.startswith(".visible .func")
-        is_shared = line.startswith(".shared")
+        is_shared = line.startswith(".shared") or line.startswith(".const")
         if not (is_func or is_shared):
             i += 1
             continue
@@ -83,6 +86,8 @@ def items(own):
             start -= 1
         if is_shared:
             end = i
+            while ";" not in lines[end]:
+                end += 1
             name = SHARED_NAME.search(line + "\n").group(1)
         else:
             end = i

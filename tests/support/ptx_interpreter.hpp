@@ -4,7 +4,8 @@
 // another up to their next synchronisation point (bar.sync, shfl.sync), which is resolved when every
 // thread concerned has reached it. Registers are 64-bit patterns; .param buffers are bytes; global
 // memory is what the test allocates; .shared is one buffer per block (.extern .shared: the launch's
-// dynamic shared memory, past the static arrays). Instructions have PTX's
+// dynamic shared memory, past the static arrays); .const arrays hold their initialisers (.f64 and
+// .b64 elements) and take ld.const. Instructions have PTX's
 // semantics for the forms the module uses (.rn rounding, fused fma, div and sqrt, cvt's rounding
 // modes, ordered comparisons, selp, add / sub carry chains, mul.hi / mul.wide, div and rem (unsigned), bfe, clz, brev, ex2.approx.f32 (as the host's exp2f),
 // vector packs, shfl (bfly, up, idx), vote (any, ballot), bar.warp.sync, bar.red.{or,and}.pred, atom (max, min, add),
@@ -161,6 +162,8 @@ class ptx_interpreter {
   std::map<std::string, function> functions_;
   std::map<std::string, std::uint64_t> shared_symbols_;  // .shared variables -> offset
   std::vector<std::string> dynamic_symbols_;             // .extern .shared arrays
+  std::map<std::string, std::uint64_t> const_symbols_;   // .const arrays -> offset in constants_
+  std::vector<std::uint8_t> constants_;                  // the constant bank
   std::size_t shared_bytes_ = 0;
   std::map<std::uint64_t, std::vector<std::uint8_t>> global_;
   mutable std::map<std::uint64_t, std::vector<unsigned>> counted_;  // count_stores' ranges
@@ -242,6 +245,28 @@ class ptx_interpreter {
     dynamic_symbols_.push_back(decl.substr(name_begin, open - name_begin));
   }
 
+  // ".const .align 8 .f64 name[N] = {0d..., ...}" (64-bit elements, each given): placed in the
+  // constant bank, which ld.const reads
+  void const_decl(const std::string& decl) {
+    const auto open = decl.find('['), equals = decl.find('=');
+    const auto name_begin = decl.find_last_of(" \t", open) + 1;
+    const std::string name = decl.substr(name_begin, open - name_begin);
+    if (decl.find(".f64") == std::string::npos && decl.find(".b64") == std::string::npos) {
+      throw std::runtime_error(".const " + name + ": only 64-bit elements are modelled");
+    }
+    const auto count = std::stoul(decl.substr(open + 1, decl.find(']') - open - 1));
+    const auto brace = decl.find('{', equals);
+    const auto values = split(decl.substr(brace + 1, decl.rfind('}') - brace - 1), ',');
+    if (values.size() != count) throw std::runtime_error(".const " + name + ": not every element is given");
+    const_symbols_[name] = constants_.size();
+    for (const auto& v : values) {
+      const std::uint64_t bits = immediate(trim(v));
+      const auto at = constants_.size();
+      constants_.resize(at + 8);
+      std::memcpy(constants_.data() + at, &bits, 8);
+    }
+  }
+
   // ".shared .align 16 .b8 name[512]" or ".shared .align 4 .b32 name"
   void shared_decl(const std::string& decl) {
     const auto p = param_decl(decl);
@@ -259,6 +284,13 @@ class ptx_interpreter {
       const std::string& l = lines[i];
       if (l.rfind(".shared", 0) == 0) shared_decl(l.substr(0, l.find(';')));
       if (l.rfind(".extern .shared", 0) == 0) extern_shared_decl(l.substr(0, l.find(';')));
+      if (l.rfind(".const", 0) == 0) {  // to the ';' that ends its initialiser
+        std::string decl = l;
+        for (std::size_t j = i + 1; decl.find(';') == std::string::npos && j < lines.size(); ++j) {
+          decl += " " + lines[j];
+        }
+        const_decl(decl.substr(0, decl.find(';')));
+      }
       const bool entry = l.rfind(".visible .entry", 0) == 0;
       if (l.rfind(".func", 0) != 0 && l.rfind(".visible .func", 0) != 0 && !entry) continue;  // .extern: declarations
       std::string header;
@@ -368,6 +400,7 @@ class ptx_interpreter {
     const std::string base = trim(inner.substr(0, plus));
     const std::uint64_t offset = plus == std::string::npos ? 0 : std::stoull(inner.substr(plus + 1));
     if (base[0] == '%' || shared_symbols_.count(base)) return {"", value(b, t, base) + offset};
+    if (const auto c = const_symbols_.find(base); c != const_symbols_.end()) return {"", c->second + offset};
     return {base, offset};
   }
 
@@ -561,7 +594,7 @@ class ptx_interpreter {
     }
     if (base == "ld" || base == "st" || base == "atom") {
       std::string space;  // ld.global.nc, ld.acquire.gpu.global, st.release.gpu.global, atom.global.add ...
-      for (const char* sp : {"param", "shared", "global"}) space = space.empty() && has(sp) ? sp : space;
+      for (const char* sp : {"param", "shared", "global", "const"}) space = space.empty() && has(sp) ? sp : space;
       const bool is_vector = op.size() > 3 && op[op.size() - 2][0] == 'v';
       const int count = is_vector ? op[op.size() - 2][1] - '0' : 1;
       const int bytes = width_of(type) / 8;
@@ -580,6 +613,10 @@ class ptx_interpreter {
           return b.shared.data() + a;
         }
         if (space == "global") return locate(a, n);
+        if (space == "const" && load) {
+          if (a + n > constants_.size()) throw fail("constant access out of bounds");
+          return const_cast<std::uint8_t*>(constants_.data()) + a;
+        }
         throw fail("memory space");
       };
       if (base == "atom") {  // atom.global.{max,min,add}.{u32,u64} d, [a], b: d = old
