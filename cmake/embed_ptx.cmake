@@ -10,7 +10,7 @@
 #                   writes out the calls marked // inline (cmake/inline_ptx.py) before this runs.
 # A copy is the block that scripts/sync_ptx_copies.py writes:
 #   // ---- copy from NAME.ptx (...) ----
-#   ...a function or .shared line of NAME.ptx...   // ----   ...another...
+#   ...a function, .shared line or .const array of NAME.ptx...   // ----   ...another...
 #   // ---- end of the copy from NAME.ptx ----
 # This script fails the build when a copied item is not, verbatim, part of NAME.ptx's own code
 # (a function edited in one place and not synced).

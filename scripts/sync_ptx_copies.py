@@ -15,9 +15,9 @@ written there:
     // ---- end of the copy from wide_sum.ptx ----
 
 A file's own code is what follows its header once its copies are taken out; an item is a .func
-(with the comment lines just above it) or a .shared declaration. The canonical text of a function
-is in one file only; edit it there and run this script. (An item is also a .const array, from its
-first line to the `};` that closes its initialiser.) The build (cmake/embed_ptx.cmake) fails
+(with the comment lines just above it), a .shared declaration, or a .const array (with the comment
+lines just above it, to the `;` that ends its initialiser). The canonical text of a function is
+in one file only; edit it there and run this script. The build (cmake/embed_ptx.cmake) fails
 when a copied item is not verbatim in its file's own code, and leaves the copies out of the
 module it embeds, so each function is defined once there.
 

@@ -14,7 +14,7 @@
 namespace resample::ptx::detail {
 
 /// resample_bpf_move's arguments, in device memory. Launch: ceil(n / 4096) blocks (one per chunk)
-/// of bpf_move_threads threads.
+/// of bpf_move_threads threads, with bpf_move_dynamic_shared bytes of dynamic shared memory.
 struct bpf_move_args {
   std::uint32_t stage;            ///< +0: 0 initial weight (tick 0), 1 first stage (auxiliary), 2 gather + propagate
   std::uint32_t model;            ///< +4: 0 sv_model, 1 linear_gaussian_model

@@ -58,8 +58,8 @@ class ptx_tick_kernels final : public bpf::tick_kernels {
 
   void launch(int slot, cudaStream_t stream) override {
     const std::uint64_t at = detail::address(args_.data() + slot);
-    detail::launch("resample_bpf_move", grid_.at(static_cast<std::size_t>(slot)), detail::bpf_move_threads, stream, {&at},
-                   detail::bpf_move_dynamic_shared);
+    detail::launch("resample_bpf_move", grid_.at(static_cast<std::size_t>(slot)), detail::bpf_move_threads, stream,
+                   {&at}, detail::bpf_move_dynamic_shared);
   }
 
   void ancestors(void* d_temp, std::size_t& temp_bytes, scheme s, const double* lw, std::size_t n, key k,

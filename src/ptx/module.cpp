@@ -151,8 +151,8 @@ void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stre
             std::initializer_list<const void*> args, unsigned dynamic_shared_bytes) {
   const CUfunction f = kernel(name);
   auto params = parameters(name, args);
-  api().check(api().launch_kernel(f, grid, 1, 1, threads, 1, 1, dynamic_shared_bytes, reinterpret_cast<CUstream>(stream),
-                                  params.data(), nullptr),
+  api().check(api().launch_kernel(f, grid, 1, 1, threads, 1, 1, dynamic_shared_bytes,
+                                  reinterpret_cast<CUstream>(stream), params.data(), nullptr),
               "cuLaunchKernel", name);
 }
 

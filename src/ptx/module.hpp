@@ -31,8 +31,8 @@ CUfunction kernel(const char* name);
 /// pointers to their values, in order (at most 16), with `dynamic_shared_bytes` of dynamic shared
 /// memory (past 48 KiB with the static arrays, after allow_dynamic_shared). Capturable in a CUDA
 /// graph (cuLaunchKernel on the stream); no allocation.
-void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream, std::initializer_list<const void*> args,
-            unsigned dynamic_shared_bytes = 0);
+void launch(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
+            std::initializer_list<const void*> args, unsigned dynamic_shared_bytes = 0);
 
 /// Lets kernel `name` (in the current context) take up to `bytes` of dynamic shared memory, which
 /// the driver refuses past 48 KiB with its static arrays until told. Not a stream operation: call it

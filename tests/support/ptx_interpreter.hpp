@@ -260,7 +260,11 @@ class ptx_interpreter {
     if (values.size() != count) throw std::runtime_error(".const " + name + ": not every element is given");
     const_symbols_[name] = constants_.size();
     for (const auto& v : values) {
-      const std::uint64_t bits = immediate(trim(v));
+      const std::string element = trim(v);
+      if (element.size() < 3 || element[0] != '0' || (element[1] != 'd' && element[1] != 'x')) {
+        throw std::runtime_error(".const " + name + ": element " + element + " is not a 0d / 0x bit pattern");
+      }
+      const std::uint64_t bits = immediate(element);
       const auto at = constants_.size();
       constants_.resize(at + 8);
       std::memcpy(constants_.data() + at, &bits, 8);
