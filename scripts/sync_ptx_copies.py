@@ -77,14 +77,14 @@ def items(own):
     while i < len(lines):
         line = lines[i]
         is_func = line.startswith(".func") or line.startswith(".visible .func")
-        is_shared = line.startswith(".shared") or line.startswith(".const")
-        if not (is_func or is_shared):
+        is_data = line.startswith(".shared") or line.startswith(".const")
+        if not (is_func or is_data):
             i += 1
             continue
         start = i
         while start > 0 and lines[start - 1].startswith("//"):
             start -= 1
-        if is_shared:
+        if is_data:
             end = i
             while ";" not in lines[end]:
                 end += 1
@@ -94,7 +94,7 @@ def items(own):
             while lines[end] != "}":
                 end += 1
             name = FUNC_NAME.search("\n".join(lines[i:end + 1])).group(1)
-        found.append(("func" if is_func else "shared", name, "\n".join(lines[start:end + 1]) + "\n"))
+        found.append(("func" if is_func else "data", name, "\n".join(lines[start:end + 1]) + "\n"))
         i = end + 1
     return found
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "resample/core/config.hpp"
+#include "resample/core/deterministic_math.hpp"
 
 namespace resample {
 
@@ -30,8 +31,8 @@ inline constexpr double estimated_exp_error = 4.656612873077393e-10;
 
 RESAMPLE_HOST_DEVICE inline double estimated_exp(double d) {
   using detail::fused;
-  constexpr double log2e = 1.4426950408889634;
-  constexpr double shifter = 6755399441055744.0;  // 1.5 2^52: adding it rounds to an integer
+  constexpr double log2e = detail::exp_constants::inv_ln2;     // 1 / ln 2
+  constexpr double shifter = detail::exp_constants::shifter;  // 1.5 2^52: adding it rounds to an integer
   const double in_range = d > -87.0 ? d : -87.0;
   const double shifted = fused(in_range, log2e, shifter);
   const double f = fused(in_range, log2e, -(shifted - shifter));
