@@ -446,11 +446,14 @@ simulated_comb simulate_comb(const std::vector<T>& lw, scheme s, key k, std::uin
   return read_comb<Index>(sim, status, a, n);
 }
 
-/// The comb's ancestors against the CPU's, key {11, 3}; lead as for simulate_comb.
+/// expect_comb_equals_cpu's key, which the margin tests' cases must be found for.
+constexpr key comb_test_key{11, 3};
+
+/// The comb's ancestors against the CPU's, key comb_test_key; lead as for simulate_comb.
 template <class T, class Index>
 void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t step, unsigned threads,
                             const std::string& what, std::size_t lead = 0) {
-  const key k{11, 3};
+  const key k = comb_test_key;
   std::vector<Index> want(lw.size());
   cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), k, step, std::span<Index>(want));
   expect_ancestors_equal(simulate_comb<T, Index>(lw, s, k, step, threads, comb_form::ancestors, false, lead), want,
@@ -462,8 +465,7 @@ void expect_comb_equals_cpu(const std::vector<T>& lw, scheme s, std::uint32_t st
 // its true r (support/comb_margin_case.hpp), the kernel must not decide that particle from the
 // estimate. A slope of 0 in comb_from_estimates.ptx fails this test.
 TEST(PtxKernels, CombMarginCoversTheEstimatedWeightsError) {
-  const key k{11, 3};  // expect_comb_equals_cpu's
-  const auto c = test::find_comb_margin_case(12288, k);
+  const auto c = test::find_comb_margin_case(12288, comb_test_key);
   expect_comb_equals_cpu<double, std::int32_t>(c.lw, scheme::systematic, c.step, 64,
                                                "step " + std::to_string(c.step) + ", particle " +
                                                    std::to_string(c.particle));
@@ -475,9 +477,8 @@ TEST(PtxKernels, CombMarginCoversTheEstimatedWeightsError) {
 // slope of 0, and a comb that does not send a point within [lo, hi] to the exact products
 // (resample_sorted_points_in_scratch's or the rerun's near dropped: below).
 TEST(PtxKernels, SortedMarginCoversTheEstimatedWeightsError) {
-  const key k{11, 3};  // expect_comb_equals_cpu's
   for (const bool above : {true, false}) {
-    const auto c = test::find_sorted_margin_case(12288, k, above);
+    const auto c = test::find_sorted_margin_case(12288, comb_test_key, above);
     expect_comb_equals_cpu<double, std::int32_t>(c.lw, scheme::multinomial_sorted, c.step, 64,
                                                  std::string(above ? "estimate above r" : "estimate below r") +
                                                      ", step " + std::to_string(c.step) + ", particle " +

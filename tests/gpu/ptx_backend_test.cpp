@@ -411,9 +411,12 @@ std::vector<Index> ptx_ancestors(scheme s, const std::vector<T>& lw, key k, std:
   return a;
 }
 
+/// expect_ancestors_equal_cpu_and_cuda's key, which the margin tests' cases must be found for.
+constexpr key ancestors_test_key{20261123, 2};
+
 template <class T, class Index>
 void expect_ancestors_equal_cpu_and_cuda(scheme s, const std::vector<T>& lw, std::uint32_t step, const std::string& what) {
-  const key k{20261123, 2};
+  const key k = ancestors_test_key;
   std::vector<Index> want(lw.size()), want_cuda(lw.size());
   cpu::ancestors(cpu::serial{}, s, view(lw), k, step, std::span<Index>(want));
   cuda::host::ancestors(s, view(lw), k, step, std::span<Index>(want_cuda));
@@ -452,7 +455,7 @@ TEST(PtxAncestors, CombSchemesEqualCpuAndCudaBitForBit) {
 // fails the simulator's twin of this test (PtxKernels.CombMarginCoversTheEstimatedWeightsError).
 TEST(PtxAncestors, CombMarginCoversTheEstimatedWeightsError) {
   RESAMPLE_SKIP_WITHOUT_GPU();
-  const auto c = test::find_comb_margin_case(12288, key{20261123, 2});  // expect_ancestors_equal_cpu_and_cuda's key
+  const auto c = test::find_comb_margin_case(12288, ancestors_test_key);
   expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(scheme::systematic, c.lw, c.step,
                                                             "step " + std::to_string(c.step) + ", particle " +
                                                                 std::to_string(c.particle));
@@ -464,7 +467,7 @@ TEST(PtxAncestors, CombMarginCoversTheEstimatedWeightsError) {
 TEST(PtxAncestors, SortedMarginCoversTheEstimatedWeightsError) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   for (const bool above : {true, false}) {
-    const auto c = test::find_sorted_margin_case(12288, key{20261123, 2}, above);
+    const auto c = test::find_sorted_margin_case(12288, ancestors_test_key, above);
     expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(
         scheme::multinomial_sorted, c.lw, c.step,
         std::string(above ? "estimate above r" : "estimate below r") + ", step " + std::to_string(c.step) +
