@@ -67,6 +67,14 @@ inline margin_case_estimates margin_case_estimates_of(std::size_t n, std::uint64
   return m;
 }
 
+/// Whether a particle's estimated and true r lie far enough apart that a case there tests the
+/// margin's slope: more than 4 times the combs' base margin, scale 2^-45 (scale = N for
+/// systematic, B for multinomial-sorted). Nearer, a comb with the slope left out would still hold
+/// the point within its base margin, and the case would catch nothing.
+inline bool beyond_base_margin(long double e, long double r, std::size_t scale) {
+  return std::fabs(e - r) > 4 * std::ldexp(static_cast<long double>(scale), -45);
+}
+
 /// Whether `point` lies in the middle half between a and b.
 inline bool in_middle_half(long double point, long double a, long double b) {
   const long double lo = std::fmin(a, b), hi = std::fmax(a, b), quarter = (hi - lo) / 4;
@@ -82,6 +90,7 @@ inline comb_margin_case find_comb_margin_case(std::size_t n, key k) {
   for (std::uint32_t step = 0; step < 10000000; ++step) {
     const long double u = std::ldexp(static_cast<long double>(philox_stream(k, shared_index, step).next()), -32);
     for (std::size_t j = 0; j < n; ++j) {
+      if (!beyond_base_margin(m.e[j], m.r[j], n)) continue;
       const long double point = std::floor(std::fmax(m.r[j], m.e[j]) - u) + u;  // the last point below both's max
       if (in_middle_half(point, m.r[j], m.e[j]) && point >= 0 && point < static_cast<long double>(n)) {
         c.step = step;
@@ -109,7 +118,7 @@ inline comb_margin_case find_sorted_margin_case(std::size_t n, key k, bool above
     for (std::size_t j = 0; j < n; ++j) {
       const long double K = std::floor(m.r[j]);
       if (K != std::floor(m.e[j]) || K >= static_cast<long double>(layout.strata())) continue;  // an integer between
-      if ((m.e[j] > m.r[j]) != above) continue;
+      if ((m.e[j] > m.r[j]) != above || !beyond_base_margin(m.e[j], m.r[j], layout.strata())) continue;
       const auto s = static_cast<std::uint64_t>(K);
       for (std::uint64_t t = P[s]; t < P[s + 1]; ++t) {
         const auto u = static_cast<long double>(sorted_points::point_offset(k, step, t));
