@@ -1103,7 +1103,7 @@ simulated_conversion simulate_conversion(conversion op, const std::vector<Index>
       sim.launch("resample_count_offspring", grid, threads, {from, n, index64, status, out});
       break;
     case conversion::to_cumulative: {
-      const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
+      const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(8 * tiles);  // look_back_storage's 8 a tile
       const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
       const auto scan_tiles = static_cast<unsigned>(ptx::detail::offspring_scan_tiles(n, index64 != 0, threads));
       sim.launch("resample_offspring_scan", scan_tiles, threads,
@@ -1194,7 +1194,7 @@ void expect_offspring_scan_at_every_alignment() {
         const std::uint64_t tiles = ptx::detail::offspring_scan_tiles(n, words == 2, threads);
         const std::uint64_t index64 = words == 2;
         sim.launch("resample_offspring_scan", static_cast<unsigned>(tiles), threads,
-                   {from, n, index64, sim.alloc(4), sim.alloc(4 * tiles), sim.alloc(16 * tiles),
+                   {from, n, index64, sim.alloc(4), sim.alloc(8 * tiles), sim.alloc(16 * tiles),
                     sim.alloc(16 * tiles), out + 4 * out_at, 0});
         const std::string where = "N = " + std::to_string(n) + ", counts at +" + std::to_string(4 * in_at) +
                                   " bytes, output at +" + std::to_string(4 * out_at);
@@ -1679,7 +1679,7 @@ simulated_residual simulate_residual(const std::vector<T>& lw, key k, std::uint3
               k.seed, k.stream, cdf, 3});
   const auto scan_tiles = static_cast<unsigned>(ptx::detail::offspring_scan_tiles(n, index64 != 0, threads));
   sim.launch("resample_offspring_scan", scan_tiles, threads,
-             {counts, n, index64, sim.alloc(4), sim.alloc(4 * tiles), aggregates, inclusives, floors, status});
+             {counts, n, index64, sim.alloc(4), sim.alloc(8 * tiles), aggregates, inclusives, floors, status});
   sim.launch("resample_residual_draws", grid, 64, {cdf, floors, counts, n, index64, status, k.seed, k.stream});
   simulated_residual r;
   r.status = sim.read<cuda::device_status>(status);

@@ -1,6 +1,7 @@
 // The temp storage of a one-pass scan by decoupled look-back (ptx/look_back.ptx), shared by the
 // comb kernel (ancestors.cpp) and the offspring scan (conversions.cpp): the call's status first,
-// then the ticket, the per-tile flags and the tiles' 128-bit aggregates and inclusive prefixes.
+// then the ticket, the per-tile flags (8 bytes a tile) and the tiles' 128-bit aggregates and
+// inclusive prefixes.
 #pragma once
 
 #include <cstddef>
@@ -42,7 +43,9 @@ struct look_back_storage {
     look_back_storage s{};
     s.status = c.take<cuda::device_status>(1);
     auto* ticket = c.take<std::uint32_t>(1);
-    auto* flags = c.take<std::uint32_t>(tiles);
+    // 8 bytes a tile: a 32-bit flag (resample_look_back), or the int32 offspring scan's flag and
+    // sum in one word (resample_look_back_u32)
+    auto* flags = c.take<std::uint64_t>(tiles);
     auto* aggregates = c.take<std::uint64_t>(2 * tiles);
     auto* inclusives = c.take<std::uint64_t>(2 * tiles);
     s.status_at = reinterpret_cast<std::uintptr_t>(s.status);

@@ -1032,6 +1032,23 @@ TEST(PtxConversions, EqualCpuAndCudaBitForBit) {
   expect_conversions_equal_cpu_and_cuda(std::vector<std::int32_t>(1000003, 999999), "one owner");
 }
 
+// The int32 offspring scan's look-back (resample_look_back_u32: flag and sum in one word) on 8,193
+// tiles, where many wait on predecessors still loading and some look back past a window of 32;
+// four calls, each against the CPU (too large for the sanitizers: *LargeEqual* is left out there).
+TEST(PtxConversions, LargeEqualOffspringScanOnEveryCall) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const std::size_t n = (std::size_t{1} << 25) + 5;
+  std::mt19937_64 rng(19);
+  std::vector<std::int32_t> o(n), want(n), got(n);
+  for (auto& x : o) x = static_cast<std::int32_t>(rng() % 4);
+  cpu::offspring_to_cumulative(cpu::serial{}, std::span<const std::int32_t>(o), std::span<std::int32_t>(want));
+  for (int call = 0; call < 4; ++call) {
+    std::fill(got.begin(), got.end(), -1);
+    ptx::host::offspring_to_cumulative(std::span<const std::int32_t>(o), std::span<std::int32_t>(got));
+    ASSERT_EQ(got, want) << "call " << call;
+  }
+}
+
 TEST(PtxConversions, BadIndicesReportedLikeTheCpuAndNothingWritten) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const std::size_t n = 300000;

@@ -1,6 +1,7 @@
-// Memory-model litmus tests on the GPU: message passing (MP), store buffering (SB) and load
-// buffering (LB), each as weak, relaxed, release/acquire and fence.sc variants at CTA and GPU
-// scope, with the two threads in one block (different warps) or in two blocks. Method after
+// Memory-model litmus tests on the GPU: message passing (MP), store buffering (SB), load
+// buffering (LB) and single-copy atomicity of an 8-byte word (SCA), each as weak, relaxed,
+// release/acquire and fence.sc variants at CTA and GPU scope (SCA: no fence.sc, as each thread makes
+// one access), with the two threads in one block (different warps) or in two blocks. Method after
 // ../shared/references/ptx-memory-model-litmus.txt, with its lesson: fresh memory per iteration
 // (every instance has its own, zeroed, never-reused locations, one 128-byte line each), many
 // instances per launch, several launches.
@@ -8,14 +9,16 @@
 //   MP  P0: data = 1; flag = 1          P1: r0 = flag; r1 = data      weak: r0 = 1, r1 = 0
 //   SB  P0: x = 1; r0 = y               P1: y = 1; r1 = x             weak: r0 = 0, r1 = 0
 //   LB  P0: r0 = x; y = 1               P1: r1 = y; x = 1             weak: r0 = 1, r1 = 1
+//   SCA P0: x64 = {1, 1}                P1: {r0, r1} = x64            weak: r0 != r1 (torn)
 //
 // Variants: weak = plain ld/st.global; relaxed = .relaxed.<scope>; rel/acq = the second store
 // .release and the first load .acquire (the rest relaxed); fence.sc = relaxed accesses with
-// fence.sc.<scope> between each thread's two. The program asserts zero weak outcomes where the
-// library relies on them (MP with release/acquire at GPU scope, in one block and in two: the
-// decoupled look-back publishes its flags so) and where the PTX memory model forbids them (MP
-// with release/acquire or fence.sc, SB with fence.sc, at a scope that holds both threads); the
-// rest is data (docs/memory-model.md). Exit 0: all assertions hold; 1: one failed; 77: no GPU.
+// fence.sc.<scope> between each thread's two. SCA's accesses are 64-bit (.b64) forms of the same.
+// The program asserts zero weak outcomes where the library relies on them (MP with
+// release/acquire at GPU scope, in one block and in two: the decoupled look-back publishes its
+// flags so; SCA relaxed at GPU scope: the 32-bit look-back's {sum, flag} words) and where the PTX
+// memory model forbids them (MP with release/acquire or fence.sc, SB with fence.sc, SCA with
+// strong accesses, at a scope that holds both threads); the rest is data (docs/memory-model.md). Exit 0: all assertions hold; 1: one failed; 77: no GPU.
 //   usage: litmus [--iterations N] [--csv FILE]
 #include <cstdint>
 #include <cstdio>
@@ -28,12 +31,12 @@
 
 namespace {
 
-enum pattern : int { mp, sb, lb };
+enum pattern : int { mp, sb, lb, sca };
 enum variant : int { weak, relaxed, release_acquire, fence_sc };
 enum scope : int { cta, gpu };
 enum placement : int { one_block, two_blocks };
 
-const char* const pattern_names[] = {"MP", "SB", "LB"};
+const char* const pattern_names[] = {"MP", "SB", "LB", "SCA"};
 const char* const variant_names[] = {"weak", "relaxed", "rel/acq", "fence.sc"};
 const char* const scope_names[] = {"cta", "gpu"};
 const char* const placement_names[] = {"one block", "two blocks"};
@@ -63,6 +66,33 @@ __device__ __forceinline__ unsigned load(const unsigned* p, int var, int sc, boo
   } else {
     if (sc == gpu) asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     else asm volatile("ld.relaxed.cta.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  }
+  return v;
+}
+
+// SCA's 8-byte accesses, by variant and scope: a release store and an acquire load as rel/acq.
+__device__ __forceinline__ void store64(unsigned long long* p, unsigned long long v, int var, int sc) {
+  if (var == weak) {
+    asm volatile("st.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  } else if (var == release_acquire) {
+    if (sc == gpu) asm volatile("st.release.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else asm volatile("st.release.cta.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  } else {
+    if (sc == gpu) asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else asm volatile("st.relaxed.cta.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  }
+}
+
+__device__ __forceinline__ unsigned long long load64(const unsigned long long* p, int var, int sc) {
+  unsigned long long v;
+  if (var == weak) {
+    asm volatile("ld.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  } else if (var == release_acquire) {
+    if (sc == gpu) asm volatile("ld.acquire.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else asm volatile("ld.acquire.cta.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  } else {
+    if (sc == gpu) asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else asm volatile("ld.relaxed.cta.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   }
   return v;
 }
@@ -108,6 +138,15 @@ __global__ void litmus(int pat, int var, int sc, int place, unsigned* x, unsigne
       fence(var, sc);
       r1[i] = load(xi, var, sc, false);
     }
+  } else if (pat == sca) {  // one 8-byte word (the line's first two words), {1, 1} or read whole
+    auto* xi64 = reinterpret_cast<unsigned long long*>(xi);
+    if (!second) {
+      store64(xi64, 0x0000000100000001ull, var, sc);
+    } else {
+      const unsigned long long v = load64(xi64, var, sc);
+      r0[i] = static_cast<unsigned>(v);
+      r1[i] = static_cast<unsigned>(v >> 32);
+    }
   } else {  // lb
     if (!second) {
       r0[i] = load(xi, var, sc, true);
@@ -124,16 +163,20 @@ __global__ void litmus(int pat, int var, int sc, int place, unsigned* x, unsigne
 bool weak_outcome(int pat, unsigned a, unsigned b) {
   if (pat == mp) return a == 1 && b == 0;
   if (pat == sb) return a == 0 && b == 0;
+  if (pat == sca) return a != b;
   return a == 1 && b == 1;
 }
 
-bool relied_on(int pat, int var, int sc) { return pat == mp && var == release_acquire && sc == gpu; }
+bool relied_on(int pat, int var, int sc) {
+  return (pat == mp && var == release_acquire && sc == gpu) || (pat == sca && var == relaxed && sc == gpu);
+}
 
 bool forbidden_by_model(int pat, int var, int sc, int place) {
   const bool scope_holds_both = sc == gpu || place == one_block;
   if (!scope_holds_both) return false;
   if (pat == mp) return var == release_acquire || var == fence_sc;
   if (pat == sb) return var == fence_sc;
+  if (pat == sca) return var != weak;  // conflicting morally strong accesses: single-copy atomic
   return false;
 }
 
@@ -182,8 +225,9 @@ int main(int argc, char** argv) {
   std::printf("%-3s %-9s %-4s %-11s %12s %12s %12s %12s %10s  %s\n", "", "variant", "scope", "placement", "r=(0,0)",
               "(0,1)", "(1,0)", "(1,1)", "weak", "");
   int failures = 0;
-  for (int pat = mp; pat <= lb; ++pat) {
+  for (int pat = mp; pat <= sca; ++pat) {
     for (int var = weak; var <= fence_sc; ++var) {
+      if (pat == sca && var == fence_sc) continue;  // one access a thread: nothing to fence
       for (int sc = cta; sc <= gpu; ++sc) {
         if (var == weak && sc == gpu) continue;  // weak accesses have no scope
         for (int place = one_block; place <= two_blocks; ++place) {
