@@ -18,7 +18,8 @@
 // release/acquire at GPU scope, in one block and in two: the decoupled look-back publishes its
 // flags so; SCA relaxed at GPU scope: the 32-bit look-back's {sum, flag} words) and where the PTX
 // memory model forbids them (MP with release/acquire or fence.sc, SB with fence.sc, SCA with
-// strong accesses, at a scope that holds both threads); the rest is data (docs/memory-model.md). Exit 0: all assertions hold; 1: one failed; 77: no GPU.
+// strong accesses, at a scope that holds both threads); the rest is data (docs/memory-model.md).
+// Exit 0: all assertions hold; 1: one failed; 77: no GPU.
 //   usage: litmus [--iterations N] [--csv FILE]
 #include <cstdint>
 #include <cstdio>
