@@ -329,18 +329,26 @@ void simulate_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::ui
 
 /// Multinomial-sorted's points per stratum (ptx/sorted_points.ptx) as src/ptx/ancestors.cpp
 /// enqueues them, on the simulator: level 1 over `rows` blocks (any number gives the same counts),
-/// the column sums, the one-block scan, level 2; returns the address of P_0 .. P_B.
+/// the column sums with the last block's scan (256 threads a block, as the scan needs), level 2;
+/// returns the address of P_0 .. P_B. The step is the one the call's opening wrote into the status,
+/// given as the argument or, with `step_on_device`, as a device word (options::device_step) with
+/// a wrong argument beside it. The column sums' count of blocks done starts as garbage: level 1
+/// zeroes it.
 std::uint64_t simulate_points(test::ptx_interpreter& sim, std::uint64_t n, std::uint64_t status, key k,
-                              unsigned threads, unsigned rows = 3) {
+                              unsigned threads, unsigned rows = 3, bool step_on_device = false) {
   const sorted_points layout(n);
   const std::uint64_t G = layout.super_bins();
   const std::uint64_t row_counts = sim.alloc(4 * rows * G), super_count = sim.alloc(4 * G);
   const std::uint64_t super_before = sim.alloc(4 * G);
   const std::uint64_t points = sim.alloc_copy(std::vector<std::uint32_t>(layout.strata() + 1, 0xDEADu));
-  sim.launch("resample_points_level1", rows, threads, {n, status, k.seed, k.stream, row_counts});
-  sim.launch("resample_points_super_bin_sums", static_cast<unsigned>((G + threads - 1) / threads), threads,
-             {n, status, row_counts, rows, super_count});
-  sim.launch("resample_points_super_bin_scan", 1, 256, {n, status, super_count, super_before});
+  const std::uint64_t finished = sim.alloc_copy(std::vector<std::uint32_t>{0xDEADu});
+  const std::uint32_t step = sim.read<std::uint32_t>(status + 144);
+  const std::uint64_t step_at = step_on_device ? sim.alloc_copy(std::vector<std::uint32_t>{step}) : 0;
+  const std::uint64_t step_argument = step_on_device ? step + 1 : step;
+  sim.launch("resample_points_level1", rows, threads,
+             {n, status, k.seed, k.stream, step_at, step_argument, row_counts, finished});
+  sim.launch("resample_points_super_bin_sums", static_cast<unsigned>((G + 255) / 256), 256,
+             {n, status, row_counts, rows, super_count, super_before, finished});
   sim.launch("resample_points_level2", static_cast<unsigned>(G), threads,
              {n, status, k.seed, k.stream, super_count, super_before, points});
   return points;
@@ -961,8 +969,8 @@ TEST(PtxKernels, MultinomialSortedWithROnItsPointsTakesTheExactProducts) {
 }
 
 // Multinomial-sorted's P_K (ptx/sorted_points.ptx) against resample::cpu::points_before_strata, for
-// layouts of one super-bin (N <= 2048) and of several (G = 2, 4, 32), level 1 split over 1 or 3
-// blocks; and a bad verdict writes no P.
+// layouts of one super-bin (N <= 2048) and of several (G = 2, 4, 32), level 1 split over 1, 3 or 11
+// blocks, the step as the argument or (11 blocks) as a device word; and a bad verdict writes no P.
 TEST(PtxKernels, PointsPerStratumEqualCpu) {
   const key k{21, 4};
   const std::uint32_t step = 6;
@@ -974,7 +982,7 @@ TEST(PtxKernels, PointsPerStratumEqualCpu) {
       const auto lw = test::log_weights(64, 1.0, 3);  // a good verdict; P depends on N, the key and the step only
       simulate_summary(sim, sim.alloc_copy(lw), lw.size(), 1, status, 1, step, k);
       const sorted_points layout(n);
-      const std::uint64_t P = simulate_points(sim, n, status, k, 64, rows);
+      const std::uint64_t P = simulate_points(sim, n, status, k, 64, rows, rows == 11);
       const auto want = cpu::points_before_strata(cpu::serial{}, layout, k, step);
       ASSERT_EQ(want.size(), layout.strata() + 1);
       for (std::size_t K = 0; K < want.size(); ++K) {
@@ -994,9 +1002,10 @@ TEST(PtxKernels, PointsPerStratumEqualCpu) {
 }
 
 // The column sums and the super-bins' scan at the largest layout (N = 2^24 and beyond: G = 2^13
-// super-bins), which no simulated level 1 reaches: synthetic rows (11 of them: the sums' eight
-// loads a step and a remainder of three), c_g their column sums and super_before their exclusive
-// scan, through the scan's shared memory (a pad word per 32) and its eight loads a step.
+// super-bins, 32 blocks, the last of which scans), which no simulated level 1 reaches: synthetic
+// rows (11 of them: the sums' eight loads a step and a remainder of three), c_g their column sums
+// and super_before their exclusive scan, through the scan's shared memory (a pad word per 32) and
+// its eight loads a step.
 TEST(PtxKernels, SuperBinSumsAndScanAtTheLargestLayout) {
   const std::uint64_t n = std::uint64_t{1} << 24;
   const sorted_points layout(n);
@@ -1013,9 +1022,9 @@ TEST(PtxKernels, SuperBinSumsAndScanAtTheLargestLayout) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t status = sim.alloc(sizeof(cuda::device_status));  // code 0: a good verdict
   const std::uint64_t row_at = sim.alloc_copy(row_counts), super_count = sim.alloc(4 * G),
-                      super_before = sim.alloc(4 * G);
-  sim.launch("resample_points_super_bin_sums", G / 256, 256, {n, status, row_at, rows, super_count});
-  sim.launch("resample_points_super_bin_scan", 1, 256, {n, status, super_count, super_before});
+                      super_before = sim.alloc(4 * G), finished = sim.alloc_copy(std::vector<std::uint32_t>{0});
+  sim.launch("resample_points_super_bin_sums", G / 256, 256,
+             {n, status, row_at, rows, super_count, super_before, finished});
   for (std::uint32_t g = 0; g < G; ++g) {
     ASSERT_EQ(sim.read<std::uint32_t>(super_count + 4 * g), want_count[g]) << "c_" << g;
     ASSERT_EQ(sim.read<std::uint32_t>(super_before + 4 * g), want_before[g]) << "super_before_" << g;

@@ -12,7 +12,7 @@
 //   systematic, stratified, multinomial-sorted: the summary by tiles instead (resample_tile_sums:
 //                 each tile's Q_t and each warp's C within it; the finishing block also writes each
 //                 tile's C before it); multinomial-sorted's points per stratum P_K (ptx/sorted_points.ptx:
-//                 level 1's rows, their column sums, the super-bins' scan, level 2); then
+//                 level 1's rows, their column sums and the super-bins' scan, level 2); then
 //                 resample_comb_from_estimates, one block per tile of 2048 particles: the comb from
 //                 estimated weights from each warp's exact C (the exact weights only in a warp where
 //                 an estimate cannot decide), then Code 8, o or O (ptx/comb_from_estimates.ptx): the
@@ -159,9 +159,10 @@ struct tile_storage {
 };
 
 /// Multinomial-sorted's temp storage: level 1's rows of G counts, the super-bins' counts and first
-/// points, and P_0 .. P_B (ptx/sorted_points.ptx).
+/// points, P_0 .. P_B, and the column sums' count of blocks done (ptx/sorted_points.ptx).
 struct points_storage {
   std::uint32_t *rows = nullptr, *super_count = nullptr, *super_before = nullptr, *points = nullptr;
+  std::uint32_t* finished = nullptr;
 
   static points_storage take(cuda::detail::carve& c, std::size_t n) {
     const sorted_points layout(n);
@@ -170,23 +171,26 @@ struct points_storage {
     p.super_count = c.take<std::uint32_t>(layout.super_bins());
     p.super_before = c.take<std::uint32_t>(layout.super_bins());
     p.points = c.take<std::uint32_t>(layout.strata() + 1);
+    p.finished = c.take<std::uint32_t>(1);
     return p;
   }
 };
 
-/// P_K, the points below stratum K, for K = 0 .. B (ptx/sorted_points.ptx).
-void enqueue_points(const call& c, const points_storage& p) {
+/// P_K, the points below stratum K, for K = 0 .. B (ptx/sorted_points.ptx): three kernels launched
+/// early, level 1 drawing its balls while the summary finishes. The step as open_call takes it.
+void enqueue_points(const call& c, const points_storage& p, const options& opt, std::uint32_t step) {
   const sorted_points layout(c.count);
   const std::uint32_t rows_count = layout.level1_rows();
   const std::uint64_t rows = address(p.rows), super_count = address(p.super_count),
-                      super_before = address(p.super_before), points = address(p.points);
-  launch("resample_points_level1", rows_count, threads, c.stream, {&c.count, &c.status, &c.k.seed, &c.k.stream, &rows});
-  launch("resample_points_super_bin_sums", (layout.super_bins() + threads - 1) / threads, threads, c.stream,
-         {&c.count, &c.status, &rows, &rows_count, &super_count});
+                      super_before = address(p.super_before), points = address(p.points),
+                      finished = address(p.finished), step_at = address(opt.device_step);
+  launch_early("resample_points_level1", rows_count, threads, c.stream,
+               {&c.count, &c.status, &c.k.seed, &c.k.stream, &step_at, &step, &rows, &finished});
   static_assert(threads * 32 == 8192, "the super-bins' scan: one block, 32 of sorted_points' 2^13 super-bins per thread");
-  launch("resample_points_super_bin_scan", 1, threads, c.stream, {&c.count, &c.status, &super_count, &super_before});
-  launch("resample_points_level2", layout.super_bins(), threads, c.stream,
-         {&c.count, &c.status, &c.k.seed, &c.k.stream, &super_count, &super_before, &points});
+  launch_early("resample_points_super_bin_sums", (layout.super_bins() + threads - 1) / threads, threads, c.stream,
+               {&c.count, &c.status, &rows, &rows_count, &super_count, &super_before, &finished});
+  launch_early("resample_points_level2", layout.super_bins(), threads, c.stream,
+               {&c.count, &c.status, &c.k.seed, &c.k.stream, &super_count, &super_before, &points});
 }
 
 /// The offspring scan (ptx/offspring_scan.ptx): inclusive sums of the counts at `counts` into `to`.
@@ -312,7 +316,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   } else {  // systematic, stratified, multinomial-sorted: the comb writes the form itself (permuted: ancestors first)
     const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);
     const std::uint64_t to = f == form::permuted ? at.drawn : at.out;
-    if (sorted) enqueue_points(at, points);
+    if (sorted) enqueue_points(at, points, opt, step);
     const std::uint32_t scheme_in = comb_scheme(s);
     const std::uint64_t offsets = address(tile_arrays.offsets), warp_offsets = address(tile_arrays.warp_offsets);
     const std::uint64_t strata_points = address(points.points);  // 0 unless multinomial-sorted
