@@ -311,7 +311,8 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   } else if (multinomial) {
     const std::uint64_t table = address(cdf);
     launch_cdf(at, table);
-    launch("resample_multinomial", at.grid, threads, stream,
+    const auto draw_blocks = static_cast<unsigned>((n + threads - 1) / threads);  // a thread per particle
+    launch("resample_multinomial", draw_blocks, threads, stream,
            {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.drawn});
   } else {  // systematic, stratified, multinomial-sorted: the comb writes the form itself (permuted: ancestors first)
     const auto written = static_cast<std::uint32_t>(f == form::permuted ? form::ancestors : f);

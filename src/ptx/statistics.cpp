@@ -37,7 +37,13 @@ void enqueue_summary(const void* lw, bool is_double, std::size_t n, cuda::device
                      std::uint64_t* squares, std::uint64_t* offsets, const summary_request& req,
                      cudaStream_t stream) {
   constexpr unsigned finish_threads = 1024;
-  const unsigned blocks = weight_sum_blocks(n);
+  // The max pass's grid as CUDA C's max_pass has it: enough blocks for each thread to have four
+  // 16-byte loads in flight at once (its unrolled loop), at most 1024. (By the weight sums' grid, a
+  // float call below 2^22 gave each thread two vectors or fewer, loaded one at a time.)
+  constexpr std::size_t vectors_per_block = std::size_t{threads} * 4;
+  const std::size_t vectors = n * (is_double ? 8 : 4) / 16;
+  const auto blocks =
+      static_cast<unsigned>(std::clamp<std::size_t>((vectors + vectors_per_block - 1) / vectors_per_block, 1, 1024));
   const std::uint64_t weights = address(lw), status = address(st), sums_at = address(sums);
   const std::uint64_t second_at = address(second), squares_at = address(squares), offsets_at = address(offsets);
   const std::uint64_t result = address(req.d_result), ess_at = address(req.d_ess);
