@@ -1395,8 +1395,8 @@ TEST(PtxKernels, RejectionBoundBelowAWeightIsReportedAndNothingWritten) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Multinomial (Code 2): the comb kernel's form 3 writes the exact C_i, then resample_multinomial
-// draws v_j by Lemire's 128-bit rule and searches C (ptx/multinomial.ptx).
+// Multinomial (Code 2): resample_cdf_from_offsets writes the exact C_i from the tile summary, then
+// resample_multinomial draws v_j by Lemire's 128-bit rule and searches C (ptx/multinomial.ptx).
 
 u128 u128_of(std::uint64_t lo, std::uint64_t hi) { return (static_cast<u128>(hi) << 64) | lo; }
 
@@ -1470,7 +1470,9 @@ struct simulated_multinomial {
   std::vector<std::int64_t> a;
 };
 
-/// What src/ptx/ancestors.cpp enqueues for multinomial ancestors, on the simulator.
+/// What src/ptx/ancestors.cpp enqueues for multinomial ancestors, on the simulator: the summary by
+/// tiles of 8 `threads` (the tile sums with each warp's C, the finishing block writing each tile's
+/// C on 32 threads), the table from those offsets (ptx/cdf_from_offsets.ptx), then the draws.
 template <class T, class Index>
 simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std::uint32_t step, unsigned threads,
                                            bool fast_exp = false) {
@@ -1479,14 +1481,19 @@ simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std:
   const unsigned grid = 3;
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
   const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
-  const std::uint64_t ticket = sim.alloc(4), flags = sim.alloc(4 * tiles);
-  const std::uint64_t aggregates = sim.alloc(16 * tiles), inclusives = sim.alloc(16 * tiles);
+  const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
+  const std::uint64_t warp_offsets = sim.alloc(16 * tiles * (threads / 32));
   const std::uint64_t cdf = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
-  simulate_summary(sim, weights, n, is_double, status, grid, step, k, fast_exp);
-  sim.launch("resample_comb_look_back", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, index64, 0, status, ticket, flags, aggregates, inclusives, k.seed, k.stream, cdf,
-              3});
+  const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
+  simulate_open_call(sim, status, step, k, 0, fast_exp);
+  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
+  sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
+             {weights, n, is_double, fraction, status, sums, warp_offsets});
+  sim.launch("resample_weight_statistics", 1, 32,
+             {weights, n, is_double, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
+  sim.launch("resample_cdf_from_offsets", static_cast<unsigned>(tiles), threads,
+             {weights, n, is_double, fraction, status, offsets, warp_offsets, cdf});
   sim.launch("resample_multinomial", grid, 64, {cdf, n, index64, status, k.seed, k.stream, a});
   simulated_multinomial r;
   r.status = sim.read<cuda::device_status>(status);
@@ -1517,7 +1524,8 @@ void expect_multinomial_equals_cpu(const std::vector<T>& lw, unsigned threads, c
 }
 
 TEST(PtxKernels, MultinomialEqualsCpu) {
-  // N = 1; a partial tile; 20 tiles of 512 (the look-back's windows); zeros, float, int64
+  // N = 1; a partial tile; 20 tiles of 512, each tile's and each warp's offset added; zeros, float,
+  // int64 (tiles of 256: one warp)
   for (const std::size_t n : {std::size_t{1}, std::size_t{77}, std::size_t{10000}}) {
     const auto lw = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 9, n > 2);
     expect_multinomial_equals_cpu<double, std::int32_t>(lw, 64, "N = " + std::to_string(n));
@@ -1531,9 +1539,9 @@ TEST(PtxKernels, MultinomialEqualsCpu) {
 // resample_exp_fast_x4 alike, so the draw is systematic's exact comb on those weights. The
 // simulator's ex2.approx is the host's exp2f, so the test computes the same weights, sums their
 // quantised values exactly, and checks every O^i against exact_comb::systematic, in both forms, and
-// multinomial's table (the comb kernel's form 3) against the C_i of those weights; and that the
+// multinomial's table (ptx/cdf_from_offsets.ptx) against the C_i of those weights; and that the
 // weights differ from the exact mode's (the mode is read at all). A systematic draw hardly moves
-// when the weights change by 2^-22, so the table is what pins the comb kernel's own weights.
+// when the weights change by 2^-22, so the table is what pins each particle's own fast weight.
 TEST(PtxKernels, FastExpDrawsExactlyForTheApproximateWeights) {
   const key k{11, 3};
   const std::uint32_t step = 6;

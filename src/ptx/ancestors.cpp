@@ -18,8 +18,9 @@
 //                 an estimate cannot decide), then Code 8, o or O (ptx/comb_from_estimates.ptx): the
 //                 counts are written from the comb directly. Multinomial-sorted compares the c_K
 //                 points of stratum K where stratified has one.
-//   multinomial:  resample_comb_look_back's form 3 writes the exact C_i (16 bytes per particle of
-//                 temp storage), then resample_multinomial draws and searches (ptx/multinomial.ptx);
+//   multinomial:  the summary by tiles, as the comb's; resample_cdf_from_offsets writes the exact C_i
+//                 from its offsets (16 bytes per particle of temp storage), then resample_multinomial
+//                 draws and searches (ptx/cdf_from_offsets.ptx, ptx/multinomial.ptx);
 //   residual, ssp: resample_split_expected_offspring (N q_i = f_i Q + r_i); then SSP's
 //                 resample_ssp_pairing on one thread, or residual's table of C (the comb kernel's
 //                 form 3), the scan of the floors and resample_residual_draws (ptx/residual.ptx);
@@ -228,13 +229,12 @@ void enqueue_split(const call& c, bool ssp, std::uint64_t counts, std::uint64_t 
 }
 
 /// Code 9 from the drawn ancestors (multinomial's, a chain's) into o, then (cumulative) their scan.
-void count_drawn(const call& c, std::uint64_t counts, bool look_back_used) {
+void count_drawn(const call& c, std::uint64_t counts) {
   const std::uint64_t o = c.f == form::cumulative ? counts : c.out, zero = 0;
   launch("resample_fill_indices", c.grid, threads, c.stream, {&o, &c.count, &c.index64, &zero, &c.status});
   launch("resample_count_offspring", c.grid, threads, c.stream, {&c.drawn, &c.count, &c.index64, &c.status, &o});
   if (c.f != form::cumulative) return;
-  if (look_back_used) c.scan.clear_look_back(c.stream);
-  scan_counts(c, o, c.out);
+  scan_counts(c, o, c.out);  // the look-back's flags as open_call left them: nothing before looked back
 }
 
 template <class T, class Index>
@@ -253,8 +253,10 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   // the status, and the look-back's flags and prefixes for the kernels that look back (the comb
   // from estimates does not: open_call then zeroes the status and the ticket only)
   const auto scan = look_back_storage::take(c, estimated ? 0 : tiles);
-  // the weight sums' per-block sums (the comb from estimates sums by tiles instead)
-  auto* sums = estimated ? nullptr : c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
+  // the summary by tiles (each tile's C before it, each warp's within it): the comb from estimates'
+  // starts and multinomial's table's (resample_cdf_from_offsets); the others' by the weight sums
+  const bool tiled = estimated || multinomial;
+  auto* sums = tiled ? nullptr : c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   // the draw's ancestors (or a chain's counts) when they are not the output; Code 7's slots
   Index* drawn = (f == form::permuted || (counted && f != form::ancestors)) ? c.take<Index>(n) : nullptr;
   Index* counts = counted && f == form::cumulative ? c.take<Index>(n) : nullptr;
@@ -266,7 +268,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   Index* split_cumulative = split && (f == form::ancestors || f == form::permuted) ? c.take<Index>(n) : nullptr;
   Index* slots = f == form::permuted ? c.take<Index>(n) : nullptr;
   const points_storage points = sorted ? points_storage::take(c, n) : points_storage{};
-  const tile_storage tile_arrays = estimated ? tile_storage::take(c, tiles) : tile_storage{};
+  const tile_storage tile_arrays = tiled ? tile_storage::take(c, tiles) : tile_storage{};
   if (cuda::detail::measure_only(d_temp, temp_bytes, c.bytes())) return;
   if (address(out) % sizeof(Index) != 0) {
     throw invalid_input("the output's device pointer is not aligned to its index type");
@@ -290,7 +292,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
     return;
   }
   open_call(scan, opt, step, k, stream);
-  if (estimated) {
+  if (tiled) {
     enqueue_tile_summary(lw, sizeof(T) == 8, n, scan.status, tile_arrays.sums, tile_arrays.warp_offsets,
                          tile_arrays.offsets, request_for(s, opt), stream);
   } else {
@@ -309,8 +311,11 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
            {&at.weights, &at.count, &at.is_double, &at.index64, &kind, &at.status, &k.seed, &k.stream, &at.drawn,
             &at.slots});
   } else if (multinomial) {
-    const std::uint64_t table = address(cdf);
-    launch_cdf(at, table);
+    const std::uint64_t table = address(cdf), offsets = address(tile_arrays.offsets),
+                        warp_offsets = address(tile_arrays.warp_offsets);
+    const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
+    launch_early("resample_cdf_from_offsets", at.tiles, tile_threads, stream,
+                 {&at.weights, &at.count, &at.is_double, &fraction, &at.status, &offsets, &warp_offsets, &table});
     const auto draw_blocks = static_cast<unsigned>((n + threads - 1) / threads);  // a thread per particle
     launch("resample_multinomial", draw_blocks, threads, stream,
            {&table, &at.count, &at.index64, &at.status, &k.seed, &k.stream, &at.drawn});
@@ -334,7 +339,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
     launch("resample_gather", at.grid, threads, stream,
            {&at.drawn, &at.slots, &at.count, &at.index64, &at.status, &at.out});
   } else if (counted && f != form::ancestors) {
-    count_drawn(at, address(counts), multinomial);  // the chains used no look-back; multinomial's table did
+    count_drawn(at, address(counts));
   }
 }
 
