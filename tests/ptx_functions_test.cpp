@@ -1448,7 +1448,8 @@ TEST(PtxKernels, MultinomialDrawIsLemiresExactDrawForAnyQ) {
     const std::uint64_t status = sim.alloc(sizeof st);
     sim.write(status, st);
     const std::uint64_t cdf = sim.alloc_copy(table), a = sim.alloc_copy(std::vector<std::int64_t>(n, -7));
-    sim.launch("resample_multinomial", 2, 64, {cdf, n, 1, status, k.seed, k.stream, a});
+    sim.launch("resample_multinomial", static_cast<unsigned>((n + 63) / 64), 64,  // a thread per particle
+               {cdf, n, 1, status, k.seed, k.stream, a});
     std::size_t redrawn = 0;
     for (std::uint64_t j = 0; j < n; ++j) {
       philox_stream s(k, j, step), count(k, j, step);
@@ -1494,7 +1495,8 @@ simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std:
              {weights, n, is_double, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
   sim.launch("resample_cdf_from_offsets", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, fraction, status, offsets, warp_offsets, cdf});
-  sim.launch("resample_multinomial", grid, 64, {cdf, n, index64, status, k.seed, k.stream, a});
+  sim.launch("resample_multinomial", static_cast<unsigned>((n + 63) / 64), 64,  // a thread per particle
+             {cdf, n, index64, status, k.seed, k.stream, a});
   simulated_multinomial r;
   r.status = sim.read<cuda::device_status>(status);
   for (std::uint64_t i = 0; i < n; ++i) {
