@@ -842,15 +842,19 @@ TEST(PtxKernels, CombOneBlockReportsBadInputAndWritesNothing) {
 }
 
 // The finishing block's tile offsets (weight_statistics.ptx, offsets_in) for 1 to 700 tiles on 32
-// threads (rounds of 256 tiles, so up to three carried) and 1,000 and 2,500 on 128 (rounds of 1,024):
-// each the exclusive prefix of the tile sums, Q their total.
+// threads (rounds of 256 tiles, so up to three carried), 1,000 and 2,500 on 128 (rounds of 1,024),
+// and on more than 8 warps, where the block scan's warp 0 scans the warps' totals: 3,000 on 320
+// (10 warps, two rounds), 300 and 9,000 on the host's 1,024 (rounds of 8,192): each the exclusive
+// prefix of the tile sums, Q their total.
 TEST(PtxKernels, TileOffsetsAreTheExclusivePrefixAcrossRounds) {
   // Rounds of 8 ntid tiles, each warp's 256 in rows of 32 (warp-striped), on one warp and on four;
   // the sums' low words alternate between 2^64 - small (a carry at every add) and random.
   std::mt19937_64 rng(41);
-  for (const auto& [tiles, threads] : {std::pair{std::uint64_t{1}, 32u}, std::pair{std::uint64_t{255}, 32u},
-                                       std::pair{std::uint64_t{257}, 32u}, std::pair{std::uint64_t{700}, 32u},
-                                       std::pair{std::uint64_t{1000}, 128u}, std::pair{std::uint64_t{2500}, 128u}}) {
+  for (const auto& [tiles, threads] :
+       {std::pair{std::uint64_t{1}, 32u}, std::pair{std::uint64_t{255}, 32u}, std::pair{std::uint64_t{257}, 32u},
+        std::pair{std::uint64_t{700}, 32u}, std::pair{std::uint64_t{1000}, 128u}, std::pair{std::uint64_t{2500}, 128u},
+        std::pair{std::uint64_t{3000}, 320u}, std::pair{std::uint64_t{300}, 1024u},
+        std::pair{std::uint64_t{9000}, 1024u}}) {
     test::ptx_interpreter sim(ptx::detail::module_text);
     const auto lw = test::log_weights(100, 1.0, 5);  // a good verdict from the max pass
     const std::uint64_t weights = sim.alloc_copy(lw), n = lw.size(), status = sim.alloc(sizeof(cuda::device_status));
