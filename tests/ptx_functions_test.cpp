@@ -847,7 +847,7 @@ TEST(PtxKernels, CombOneBlockReportsBadInputAndWritesNothing) {
 // (10 warps, two rounds), 300 and 9,000 on the host's 1,024 (rounds of 8,192): each the exclusive
 // prefix of the tile sums, Q their total.
 TEST(PtxKernels, TileOffsetsAreTheExclusivePrefixAcrossRounds) {
-  // Rounds of 8 ntid tiles, each warp's 256 in rows of 32 (warp-striped), on one warp and on four;
+  // Rounds of 8 ntid tiles, each warp's 256 in rows of 32 (warp-striped), on 1, 4, 10 and 32 warps;
   // the sums' low words alternate between 2^64 - small (a carry at every add) and random.
   std::mt19937_64 rng(41);
   for (const auto& [tiles, threads] :

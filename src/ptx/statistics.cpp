@@ -39,7 +39,8 @@ void enqueue_summary(const void* lw, bool is_double, std::size_t n, cuda::device
   constexpr unsigned finish_threads = 1024;
   // The max pass's grid as CUDA C's max_pass has it: enough blocks for each thread to have four
   // 16-byte loads in flight at once (its unrolled loop), at most 1024. (By the weight sums' grid, a
-  // float call below 2^22 gave each thread two vectors or fewer, loaded one at a time.)
+  // float call below 2^22 gave each thread fewer than four vectors, so that loop never ran and
+  // they were loaded one at a time.)
   constexpr std::size_t vectors_per_block = std::size_t{threads} * 4;
   const std::size_t vectors = n * (is_double ? 8 : 4) / 16;
   const auto blocks =
