@@ -412,14 +412,17 @@ void expect_ancestors_equal(const simulated_comb& got, const std::vector<Index>&
 /// What the comb kernel writes (its form_in, src/ptx/ancestors.cpp).
 enum class comb_form : std::uint64_t { ancestors = 0, offspring = 1, cumulative = 2 };
 
-/// Systematic, stratified and multinomial-sorted after the call's opening as src/ptx/ancestors.cpp
-/// enqueues them, on the simulator: the max pass, the tile sums with each warp's C
-/// (ptx/tile_sums.ptx), the finishing block writing each tile's C (on 32 threads, so that from 257
-/// tiles its scan carries across rounds), multinomial-sorted's points per stratum, then the comb
-/// from estimated weights (ptx/comb_from_estimates.ptx) on tiles of 8 `threads`, writing `form` to `a`.
-void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n,
-                             std::uint64_t is_double, std::uint64_t index64, scheme s, std::uint64_t status, key k,
-                             unsigned threads, std::uint64_t a, comb_form form = comb_form::ancestors) {
+/// The tile offsets that the summary by tiles leaves (device addresses, {lo, hi} pairs).
+struct simulated_tile_summary {
+  std::uint64_t tiles, offsets, warp_offsets;
+};
+
+/// The summary by tiles after the call's opening, as src/ptx/statistics.cpp enqueues it for the
+/// comb from estimates and multinomial's table, on the simulator: the max pass, the tile sums with
+/// each warp's C (ptx/tile_sums.ptx) on tiles of 8 `threads`, the finishing block writing each
+/// tile's C (on 32 threads, so that from 257 tiles its scan carries across rounds).
+simulated_tile_summary simulate_tile_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n,
+                                             std::uint64_t is_double, std::uint64_t status, unsigned threads) {
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads), warps = threads / 32;
   const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
   const std::uint64_t warp_offsets = sim.alloc(16 * tiles * warps);
@@ -429,12 +432,23 @@ void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, 
              {weights, n, is_double, fraction, status, sums, warp_offsets});
   sim.launch("resample_weight_statistics", 1, 32,
              {weights, n, is_double, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
+  return {tiles, offsets, warp_offsets};
+}
+
+/// Systematic, stratified and multinomial-sorted after the call's opening as src/ptx/ancestors.cpp
+/// enqueues them, on the simulator: the summary by tiles (simulate_tile_summary),
+/// multinomial-sorted's points per stratum, then the comb from estimated weights
+/// (ptx/comb_from_estimates.ptx) on tiles of 8 `threads`, writing `form` to `a`.
+void run_comb_from_estimates(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n,
+                             std::uint64_t is_double, std::uint64_t index64, scheme s, std::uint64_t status, key k,
+                             unsigned threads, std::uint64_t a, comb_form form = comb_form::ancestors) {
+  const auto summary = simulate_tile_summary(sim, weights, n, is_double, status, threads);
   const bool sorted = s == scheme::multinomial_sorted;
   const std::uint64_t points = sorted ? simulate_points(sim, n, status, k, threads) : 0;
   const std::uint64_t comb_scheme = s == scheme::stratified ? 1 : sorted ? 2 : 0;
-  sim.launch("resample_comb_from_estimates", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, index64, comb_scheme, status, offsets, warp_offsets, k.seed, k.stream, a,
-              static_cast<std::uint64_t>(form), points});
+  sim.launch("resample_comb_from_estimates", static_cast<unsigned>(summary.tiles), threads,
+             {weights, n, is_double, index64, comb_scheme, status, summary.offsets, summary.warp_offsets, k.seed,
+              k.stream, a, static_cast<std::uint64_t>(form), points});
 }
 
 /// The comb the host runs for systematic, stratified and multinomial-sorted: the opening, then
@@ -1476,29 +1490,21 @@ struct simulated_multinomial {
 };
 
 /// What src/ptx/ancestors.cpp enqueues for multinomial ancestors, on the simulator: the summary by
-/// tiles of 8 `threads` (the tile sums with each warp's C, the finishing block writing each tile's
-/// C on 32 threads), the table from those offsets (ptx/cdf_from_offsets.ptx), then the draws.
+/// tiles of 8 `threads` (simulate_tile_summary), the table from its offsets
+/// (ptx/cdf_from_offsets.ptx), then the draws.
 template <class T, class Index>
 simulated_multinomial simulate_multinomial(const std::vector<T>& lw, key k, std::uint32_t step, unsigned threads,
                                            bool fast_exp = false) {
   test::ptx_interpreter sim(ptx::detail::module_text);
   const std::uint64_t n = lw.size(), is_double = sizeof(T) == 8, index64 = sizeof(Index) == 8;
-  const unsigned grid = 3;
-  const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads);
   const std::uint64_t weights = sim.alloc_copy(lw), status = sim.alloc(sizeof(cuda::device_status));
-  const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
-  const std::uint64_t warp_offsets = sim.alloc(16 * tiles * (threads / 32));
   const std::uint64_t cdf = sim.alloc_copy(std::vector<std::uint64_t>(2 * n, 7));
   const std::uint64_t a = sim.alloc_copy(std::vector<Index>(n, Index{-7}));
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
   simulate_open_call(sim, status, step, k, 0, fast_exp);
-  sim.launch("resample_max_pass", grid, 64, {weights, n, is_double, status, no_bound});
-  sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, fraction, status, sums, warp_offsets});
-  sim.launch("resample_weight_statistics", 1, 32,
-             {weights, n, is_double, fraction, status, sums, 0, tiles, 0, 0, 0, no_bound, bits(0.01), 0, offsets});
-  sim.launch("resample_cdf_from_offsets", static_cast<unsigned>(tiles), threads,
-             {weights, n, is_double, fraction, status, offsets, warp_offsets, cdf});
+  const auto summary = simulate_tile_summary(sim, weights, n, is_double, status, threads);
+  sim.launch("resample_cdf_from_offsets", static_cast<unsigned>(summary.tiles), threads,
+             {weights, n, is_double, fraction, status, summary.offsets, summary.warp_offsets, cdf});
   sim.launch("resample_multinomial", static_cast<unsigned>((n + 63) / 64), 64,  // a thread per particle
              {cdf, n, index64, status, k.seed, k.stream, a});
   simulated_multinomial r;
