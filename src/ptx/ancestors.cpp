@@ -250,9 +250,11 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   const bool sorted = s == scheme::multinomial_sorted;
   // the comb from estimates
   const bool estimated = s == scheme::systematic || s == scheme::stratified || sorted;
-  // the status, and the look-back's flags and prefixes for the kernels that look back (the comb
-  // from estimates does not: open_call then zeroes the status and the ticket only)
-  const auto scan = look_back_storage::take(c, estimated ? 0 : tiles);
+  // the status, and the look-back's flags and prefixes for the kernels that look back: residual's
+  // and SSP's, and the offspring scan of a draw's counts (the cumulative form); for the others
+  // open_call zeroes the status and the ticket only (multinomial at 2^24 had zeroed 64 KB of flags)
+  const bool looks_back = split || (counted && f == form::cumulative);
+  const auto scan = look_back_storage::take(c, looks_back ? tiles : 0);
   // the summary by tiles (each tile's C before it, each warp's within it): the comb from estimates'
   // starts and multinomial's table's (resample_cdf_from_offsets); the others' by the weight sums
   const bool tiled = estimated || multinomial;
