@@ -567,7 +567,12 @@ class ptx_interpreter {
         fr.pc = l->second;
         continue;
       }
-      execute(b, t, s);
+      try {
+        execute(b, t, s);
+      } catch (const std::runtime_error& e) {  // where: the statement's line in the module, the block and thread
+        throw std::runtime_error(std::string(e.what()) + " (line " + std::to_string(s.line) + ", block " +
+                                 std::to_string(b.ctaid) + ", thread " + std::to_string(t.tid) + ")");
+      }
       ++t.frames.back().pc;
     }
   }
