@@ -119,8 +119,8 @@ struct call {
 /// The comb kernel's scheme_in.
 std::uint32_t comb_scheme(scheme s) { return s == scheme::stratified ? 1 : s == scheme::multinomial_sorted ? 2 : 0; }
 
-/// The look-back comb (ptx/comb_look_back.ptx) writing the exact C_i to `to` (its form 3: the
-/// table of multinomial and residual).
+/// The look-back comb (ptx/comb_look_back.ptx) writing the exact C_i to `to` (its form 3: residual's
+/// table; multinomial's comes from resample_cdf_from_offsets).
 void launch_cdf(const call& c, std::uint64_t to) {
   const std::uint32_t systematic = 0, written = 3;
   launch("resample_comb_look_back", c.tiles, tile_threads, c.stream,

@@ -769,8 +769,9 @@ TEST(PtxChains, PermutedAncestorsEqualCpuForEveryScheme) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Multinomial (Code 2): the comb kernel's form 3 writes the exact C, ptx/multinomial.ptx draws and
-// searches; offspring by Code 9, cumulative by the offspring scan (a second look-back in the call).
+// Multinomial (Code 2): resample_cdf_from_offsets writes the exact C from the tile summary,
+// ptx/multinomial.ptx draws and searches; offspring by Code 9, cumulative by the offspring scan
+// (the call's only look-back).
 
 TEST(PtxMultinomial, EveryFormEqualCpuAndCudaBitForBit) {
   RESAMPLE_SKIP_WITHOUT_GPU();
