@@ -197,8 +197,8 @@ __device__ moments lane_total(const moments& mine) {
 /// A particle's move is `load(i)`, what particle i moves from, then `step(i, in, drawn, state)`,
 /// which moves it, writes it (state and log-weight) out, sets `state` and returns its log-weight
 /// (run_chunk); `drawn` is what its draw comes from, which run_chunk defines for both precisions:
-/// the accepted polar try of its stream (exact, found first: below) or of its warp's sequence (fast,
-/// fast::warp_try_pool).
+/// the accepted polar try of its stream (exact, found first: below) or a disk point (fast,
+/// fast::draws_of).
 constexpr int chunk_threads = 512;
 constexpr int per_thread = static_cast<int>(detail::chunk) / chunk_threads;
 static_assert(detail::chunk % chunk_threads == 0 && chunk_threads >= lanes);
@@ -214,7 +214,7 @@ struct particle_in {
 
 /// Where a chunk's moves draw: no draws (the first stage), or at `step`: exact, particle i from
 /// the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s); fast, from
-/// its warp's pool of tries, whose candidates come from those streams (fast::warp_try_pool).
+/// the Philox block of those streams that fast::draws_of gives it (run_chunk_fast).
 struct chunk_draws {
   bool any = false;
   std::uint32_t step = 0;
@@ -222,10 +222,9 @@ struct chunk_draws {
 
 /// The dynamic shared memory of an exact chunk that draws: the accepted tries' w (32 KiB).
 constexpr std::size_t drawn_w_bytes = detail::chunk * sizeof(double);
-/// A fast chunk that draws: its warps' rings (64 KiB), filled for `fill_rounds` rounds at a time.
-constexpr std::size_t fast_rings_bytes = chunk_threads / 32 * sizeof(fast::warp_tries);
-constexpr int fill_rounds = 4;  // 177 us at 2^24, where filling each round as it needs took 180
-static_assert(32 * fill_rounds <= fast::warp_try_pool::most_needed && per_thread % fill_rounds == 0);
+/// A fast chunk draws for this many rounds at a time (two rounds a Philox block).
+constexpr int draw_rounds = 4;
+static_assert(per_thread % draw_rounds == 0 && draw_rounds % 2 == 0);
 
 /// Where an exact chunk's block stands: chunk `chunk` is run by a cluster of `blocks` blocks (1, 2, 4
 /// or 8, which divide the 8 rows: impl::exact_cluster picks no other), and this block, `rank` in it,
@@ -452,30 +451,27 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
 /// w = ex2((lw - m_c) log2 e) (0 for -inf), w^2, w d, w d^2, w 1{x <= truth} in float; the block's
 /// max, and its sums, by the two reductions above: no staging, no second read of the states, no
 /// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
-/// The draws: a warp's particles take their accepted tries in turn from its candidate sequence
-/// (fast::warp_try_pool, a ring of 4 KiB per warp), filled for four rounds at a time; those four
-/// rounds' loads go out before the fill, so that its Philox work hides their latency (waiting on
-/// them was the kernel's first stall: 135.6 -> 125.6 us at 2^24 on an H100).
+/// The draws: rounds k and k + 1 (k even) of a thread share a Philox block (fast::draws_of, at the
+/// round-k particle's stream), drawn for four rounds at a time after those rounds' loads went out,
+/// so that the Philox work hides their latency (waiting on them was the kernel's first stall:
+/// 135.6 -> 125.6 us at 2^24 on an H100, session 20).
 template <class Moves, class Load, class Step>
 __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, double truth, chunk_draws draws,
                                chunk_summary* out, const Load& load, const Step& step) {
   constexpr float infinity = std::numeric_limits<float>::infinity();
-  extern __shared__ fast::warp_tries rings[];  // fast_rings_bytes where draws.any
   // Indices in 32 bits (N < 2^31): the moves' addresses are then one IMAD.WIDE.U32 each, where 64-bit
   // ones took two instructions, and were computed again in every round (too few registers to keep).
   const unsigned begin = blockIdx.x * static_cast<unsigned>(detail::chunk);
   const auto count = static_cast<unsigned>(min(n - begin, detail::chunk));
-  // Warp v's particles: begin + 32 v + lane + 512 k in round k.
-  fast::warp_try_pool pool(rings[threadIdx.x / 32], detail::propagation_index + begin + (threadIdx.x & ~31u),
-                           chunk_threads, per_thread, draws.step);
   float x[per_thread], lw[per_thread];
+  fast::draw_pair pair[draw_rounds / 2];
   float my_max = -infinity;  // NaN or +inf once a log-weight is: max_or_nan
 #pragma unroll
   for (int k = 0; k < per_thread; ++k) {
     const unsigned local = threadIdx.x + chunk_threads * k;
-    if (k % fill_rounds == 0) {  // the next fill_rounds rounds' loads, in flight during the fill
+    if (k % draw_rounds == 0) {  // the next draw_rounds rounds' loads, in flight during their draws
 #pragma unroll
-      for (int r = k; r < k + fill_rounds; ++r) {
+      for (int r = k; r < k + draw_rounds; ++r) {
         const unsigned ahead = threadIdx.x + chunk_threads * r;
         x[r] = 0.0f;
         lw[r] = -infinity;
@@ -485,9 +481,16 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
           lw[r] = in.w;
         }
       }
-      if (draws.any) pool.fill(moves.keys, 32 * fill_rounds);
+      if (draws.any) {
+#pragma unroll
+        for (int p = 0; p < draw_rounds / 2; ++p) {
+          const unsigned first = begin + threadIdx.x + chunk_threads * (k + 2 * p);  // round k + 2p's particle
+          pair[p] = fast::draws_of(moves.keys, detail::propagation_index + first, draws.step);
+        }
+      }
     }
-    const fast::accepted_try drawn = draws.any ? pool.take() : fast::accepted_try{};
+    const fast::draw_pair& mine = pair[(k % draw_rounds) / 2];
+    const fast::disk_point drawn = draws.any ? (k % 2 == 0 ? mine.first : mine.second) : fast::disk_point{};
     if (local < count) {
       lw[k] = step(begin + local, particle_in<float>{x[k], lw[k]}, drawn, x[k]);
       my_max = max_or_nan(my_max, lw[k]);
@@ -887,20 +890,10 @@ struct cuda_filter<Model>::impl {
     if (is_fast() && kernels) {
       throw invalid_input("precision 'fast' runs the cuda backend's own kernels (the ptx backend's are exact only)");
     }
-    if (is_fast()) {  // the warps' rings (sm_70, and sm_80 and later; not Turing's 64 KiB)
-      int device = 0, most = 0;
-      cuda::check(cudaGetDevice(&device), "cudaGetDevice (bpf)");
-      cuda::check(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-                  "cudaDeviceGetAttribute (bpf)");
-      if (static_cast<std::size_t>(most) < fast_rings_bytes + 4096) {
-        throw invalid_input("precision 'fast' needs " + std::to_string(fast_rings_bytes / 1024 + 4) +
-                            " KiB of shared memory per block; this GPU offers " + std::to_string(most / 1024) + " KiB");
-      }
-    }
     n = o.particles;
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
-    if (!kernels) {  // the drawing kernels' static and dynamic shared memory together exceed 48 KiB
+    if (!kernels) {  // the exact drawing kernels' static and dynamic shared memory together exceed 48 KiB
       if (!is_fast()) cluster = exact_cluster();
       with_moves([](auto moves) {
         using Moves = decltype(moves);
@@ -984,11 +977,11 @@ struct cuda_filter<Model>::impl {
   static Real* as(void* p) {
     return static_cast<Real*>(p);
   }
-  /// The dynamic shared memory of the kernels that draw (run_chunk_exact's accepted tries, or
-  /// run_chunk_fast's rings).
+  /// The dynamic shared memory of the kernels that draw: run_chunk_exact's accepted tries (the fast
+  /// chunk keeps its draws in registers).
   template <class Moves>
   static std::size_t drawn_bytes(const Moves&) {
-    return Moves::fast ? fast_rings_bytes : drawn_w_bytes;
+    return Moves::fast ? 0 : drawn_w_bytes;
   }
 
   /// The exact chunk's cluster for this N on this GPU: the most of 8, 4 and 2 blocks of which the

@@ -1,14 +1,12 @@
 // filter_precision::fast's moves (bpf/fast_moves.cuh) on the device, against the exact laws and
-// densities: its normal and Student-t draws by KS distance and tail counts over 2^20 draws (from
-// each particle's own stream, and from a warp's pool), its densities against the exact model's
-// within the float and approximate-instruction error; the pool's tries against a host model of its
+// densities: its normal and Student-t draws by KS distance and tail counts over 2^20 draws, as the
+// filter's chunks take them (two particles a Philox block), its densities against the exact model's
+// within the float and approximate-instruction error; its disk points against a host model of their
 // definition. Skips, with the reason, where no GPU is present.
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -21,39 +19,25 @@ namespace {
 
 constexpr std::uint32_t draws = 1u << 20;
 
-constexpr std::uint32_t pool_threads = 256, pool_rounds = 8;
-
-/// 2^20 draws of both laws. Pooled: as the filter's chunks, a thread takes pool_rounds tries from its
-/// warp's pool (particles i + pool_threads k), filled 4 rounds ahead; else each i from its own stream.
-__global__ void draw(fast::philox_keys keys, float nu, bool pooled, float* normal, float* student) {
-  __shared__ fast::warp_tries rings[pool_threads / 32];
-  const auto put = [&](std::uint32_t i, const fast::accepted_try& p) {
-    normal[i] = fast::normal(p);
-    student[i] = fast::student_t(p, nu, -2.0f / nu);
-  };
-  if (!pooled) {
-    const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    put(i, fast::first_accepted_try(keys, i, 7));
-    return;
-  }
-  const std::uint32_t begin = blockIdx.x * pool_threads * pool_rounds;
-  fast::warp_try_pool pool(rings[threadIdx.x / 32], begin + (threadIdx.x & ~31u), pool_threads, pool_rounds, 7);
-  for (std::uint32_t k = 0; k < pool_rounds; ++k) {
-    if (k % 4 == 0) pool.fill(keys, 128);  // as the filter's chunks
-    put(begin + threadIdx.x + pool_threads * k, pool.take());
-  }
+/// 2^20 draws of both laws, as the filter's chunks take them: a thread's two particles from one
+/// Philox block (fast::draws_of at stream i: i's draw, then its partner's).
+__global__ void draw(fast::philox_keys keys, float nu, float* normal, float* student) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  const fast::draw_pair pair = fast::draws_of(keys, i, 7);
+  normal[2 * i] = fast::normal(pair.first);
+  normal[2 * i + 1] = fast::normal(pair.second);
+  student[2 * i] = fast::student_t(pair.first, nu, -2.0f / nu);
+  student[2 * i + 1] = fast::student_t(pair.second, nu, -2.0f / nu);
 }
 
-/// `calls` rounds of two warps' pools (warp v's particles first + 32 v + lane + 64 k), every try out,
-/// filled for `ahead` rounds every `ahead` rounds (the filter: 4).
-__global__ void pool_tries(fast::philox_keys keys, std::uint64_t first, std::uint32_t rounds, std::uint32_t step,
-                           int calls, int ahead, fast::accepted_try* out) {
-  __shared__ fast::warp_tries rings[2];
-  fast::warp_try_pool pool(rings[threadIdx.x / 32], first + (threadIdx.x & ~31u), 64, rounds, step);
-  for (int c = 0; c < calls; ++c) {
-    if (c % ahead == 0) pool.fill(keys, 32u * static_cast<unsigned>(ahead));
-    out[64 * c + threadIdx.x] = pool.take();
-  }
+/// The disk points of `count` pairs at streams first + i.
+__global__ void disk_points(fast::philox_keys keys, std::uint64_t first, std::uint32_t step, std::uint32_t count,
+                            fast::disk_point* out) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const fast::draw_pair pair = fast::draws_of(keys, first + i, step);
+  out[2 * i] = pair.first;
+  out[2 * i + 1] = pair.second;
 }
 
 __global__ void densities(fast::sv_moves m, const float* y, const float* h, std::uint32_t count, float* out) {
@@ -69,39 +53,6 @@ __global__ void both_philox(fast::philox_keys keys, key k, std::uint32_t count, 
   const auto b = philox4x32_10({{i, ~i, 3 * i, i + 7}}, {{k.seed, k.stream}});
   const std::uint32_t words[8] = {a.x, a.y, a.z, a.w, b.v[0], b.v[1], b.v[2], b.v[3]};
   for (int w = 0; w < 8; ++w) out[8 * i + w] = words[w];
-}
-
-/// The host's model of warp_try_pool: the first 32 `calls` accepted candidates of the sequence the
-/// pool's comment defines (generation g: lane l's Philox block from stream first + l + stride (g mod
-/// rounds) at block g / rounds; try by try, lane by lane), from Random123 and the same float steps.
-std::vector<fast::accepted_try> pool_model(key k, std::uint64_t first, std::uint32_t stride, std::uint32_t rounds,
-                                           std::uint32_t step, int calls) {
-  const auto uniform = [](std::uint32_t bits21) {
-    return std::fmaf(2.0f, std::bit_cast<float>(0x3f800002u + (bits21 << 2)), -3.0f);
-  };
-  std::vector<fast::accepted_try> accepted;
-  for (std::uint32_t g = 0; accepted.size() < 32u * static_cast<std::size_t>(calls); ++g) {
-    std::array<std::array<std::uint32_t, 4>, 32> b;
-    for (std::uint32_t lane = 0; lane < 32; ++lane) {
-      const std::uint64_t index = first + lane + std::uint64_t{stride} * (g % rounds);
-      const auto words = philox4x32_10(
-          {{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step, g / rounds}},
-          {{k.seed, k.stream}});
-      for (int w = 0; w < 4; ++w) b[lane][w] = words.v[w];
-    }
-    for (int t = 0; t < 3; ++t) {
-      for (std::uint32_t lane = 0; lane < 32; ++lane) {
-        const auto& [x, y, z, w] = b[lane];
-        const std::uint32_t fu = t == 0 ? x >> 11 : t == 1 ? z >> 11 : (x & 0x7ffu) | ((y & 0x3ffu) << 11);
-        const std::uint32_t fv = t == 0 ? y >> 11 : t == 1 ? w >> 11 : (z & 0x7ffu) | ((w & 0x3ffu) << 11);
-        const float u = uniform(fu), v = uniform(fv);
-        const fast::accepted_try p{u, std::fmaf(u, u, v * v), std::fmaf(-u, u, std::fmaf(-v, v, 1.0f))};
-        if (p.w > 0.0f && p.w < 1.0f && p.d > 0.0f) accepted.push_back(p);
-      }
-    }
-  }
-  accepted.resize(32u * static_cast<std::size_t>(calls));
-  return accepted;
 }
 
 bool have_gpu() {
@@ -147,64 +98,63 @@ TEST(FastMoves, PhiloxWithPrecomputedKeysIsRandom123s) {
   CHECK_CUDA(cudaFree(out));
 }
 
-// Each lane's tries, round by round, are the pool's sequence: the host model's, bit for bit, whether
-// the pool generates as each round needs or fills ahead for 4 rounds (as the filter) or for 5 (the
-// most the ring allows). 40 rounds of a pool set up for 8, so that generations reach blocks 1 and 2
-// of the streams; a particle index past 2^32, as the filter's propagation streams.
-TEST(FastMoves, WarpTryPoolHandsOutItsSequenceInOrder) {
+// The disk points are their definition: from the Philox block at (index, step, 0), words (0, 1) for
+// the first and (2, 3) for the second, w = (a + 1/2) 2^-32 rounded to float (the host's conversion
+// and fmaf give the device's bits), d = 1 - w, and c = cos(theta) with theta = 2 pi (f - 3/2), f the
+// float of [1, 2) holding b's top 23 bits, within 2^-20 of cos(theta) for the exact theta: __cosf's
+// 2^-21.41, plus theta's own error, below 4.9e-7 (2 pi and 3 pi rounded to float, 1.75e-7 f and
+// 2.4e-8, and the fma's rounding, 1.2e-7). Indices past 2^32, as the filter's propagation streams.
+TEST(FastMoves, DiskPointsFollowTheirDefinition) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device present";
-  constexpr int calls = 40;
-  fast::accepted_try* out = nullptr;
-  CHECK_CUDA(cudaMalloc(&out, 64 * calls * sizeof(fast::accepted_try)));
-  struct pool_case {
+  constexpr std::uint32_t count = 1u << 16;
+  fast::disk_point* out = nullptr;
+  CHECK_CUDA(cudaMalloc(&out, 2 * count * sizeof(fast::disk_point)));
+  struct stream_case {
     key k;
     std::uint64_t first;
     std::uint32_t step;
   };
-  for (const pool_case& c : {pool_case{key{0, 0}, 0, 1},
-                             pool_case{key{0xdeadbeef, 5}, (std::uint64_t{1} << 32) + 4096, 77},
-                             pool_case{key{~0u, ~0u}, (std::uint64_t{1} << 33) - 64, ~0u}}) {
-    static_assert(32 * 5 <= fast::warp_try_pool::most_needed);
-    for (const int ahead : {1, 4, 5}) {
-      pool_tries<<<1, 64>>>(fast::philox_keys(c.k), c.first, 8, c.step, calls, ahead, out);
-      CHECK_CUDA(cudaGetLastError());
-      std::vector<fast::accepted_try> got(64 * calls);
-      CHECK_CUDA(cudaMemcpy(got.data(), out, got.size() * sizeof(fast::accepted_try), cudaMemcpyDeviceToHost));
-      for (std::uint32_t v = 0; v < 2; ++v) {
-        const auto want = pool_model(c.k, c.first + 32 * v, 64, 8, c.step, calls);
-        for (int r = 0; r < 32 * calls; ++r) {
-          const fast::accepted_try& g = got[64 * (r / 32) + 32 * v + r % 32];
-          const fast::accepted_try& e = want[r];
-          ASSERT_TRUE(std::bit_cast<std::uint32_t>(g.u) == std::bit_cast<std::uint32_t>(e.u) &&
-                      std::bit_cast<std::uint32_t>(g.w) == std::bit_cast<std::uint32_t>(e.w) &&
-                      std::bit_cast<std::uint32_t>(g.d) == std::bit_cast<std::uint32_t>(e.d))
-              << "key " << c.k.seed << ", filled " << ahead << " rounds ahead, warp " << v << ", try " << r << ": ("
-              << g.u << ", " << g.w << ", " << g.d << ") against (" << e.u << ", " << e.w << ", " << e.d << ")";
-        }
+  double worst_c = 0;
+  for (const stream_case& c : {stream_case{key{0, 0}, 0, 1},
+                               stream_case{key{0xdeadbeef, 5}, (std::uint64_t{1} << 32) + 4096, 77},
+                               stream_case{key{~0u, ~0u}, (std::uint64_t{1} << 33) - 64, ~0u}}) {
+    disk_points<<<count / 256, 256>>>(fast::philox_keys(c.k), c.first, c.step, count, out);
+    CHECK_CUDA(cudaGetLastError());
+    std::vector<fast::disk_point> got(2 * count);
+    CHECK_CUDA(cudaMemcpy(got.data(), out, got.size() * sizeof(fast::disk_point), cudaMemcpyDeviceToHost));
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::uint64_t index = c.first + i;
+      const auto words = philox4x32_10(
+          {{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), c.step, 0}},
+          {{c.k.seed, c.k.stream}});
+      for (int half = 0; half < 2; ++half) {
+        const std::uint32_t a = words.v[2 * half], b = words.v[2 * half + 1];
+        const float w = std::fmaf(static_cast<float>(a), 0x1p-32f, 0x1p-33f);
+        const double f = std::bit_cast<float>(0x3f800000u | (b >> 9));
+        const double cos_theta = std::cos(2.0 * 3.14159265358979323846 * (f - 1.5));
+        const fast::disk_point& g = got[2 * i + half];
+        ASSERT_TRUE(std::bit_cast<std::uint32_t>(g.w) == std::bit_cast<std::uint32_t>(w) &&
+                    std::bit_cast<std::uint32_t>(g.d) == std::bit_cast<std::uint32_t>(1.0f - w))
+            << "key " << c.k.seed << ", index " << index << ", half " << half << ": w " << g.w << " against " << w;
+        ASSERT_GT(g.w, 0.0f);
+        worst_c = std::max(worst_c, std::fabs(g.c - cos_theta));
       }
     }
   }
+  EXPECT_LT(worst_c, 0x1p-20) << "worst |c - cos(theta)|";
   CHECK_CUDA(cudaFree(out));
 }
 
-// Both laws from the same accepted tries (nu = 5): sqrt(n) D under the Kolmogorov law's 0.1%
-// point, 1.949 (a t4 for a t5 differs by about 0.007 in the CDF, nearly 4 times the allowance of
-// 0.0019 at n = 2^20), and the tails P(|X| > c) (where the transforms work on w near 0) within 4
-// binomial sd.
-class FastDraws : public ::testing::TestWithParam<bool> {};
-
-TEST_P(FastDraws, NormalAndStudentDrawsFollowTheirLaws) {
+// Both laws from the same disk points (nu = 5): sqrt(n) D under the Kolmogorov law's 0.1% point,
+// 1.949 (a t4 for a t5 differs by about 0.007 in the CDF, nearly 4 times the allowance of 0.0019 at
+// n = 2^20), and the tails P(|X| > c) (where the transforms work on w near 0) within 4 binomial sd;
+// a pair's two normals uncorrelated (their correlation within 4 / sqrt(n / 2)).
+TEST(FastMoves, NormalAndStudentDrawsFollowTheirLaws) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device present";
-  const bool pooled = GetParam();
   float *normal = nullptr, *student = nullptr;
   CHECK_CUDA(cudaMalloc(&normal, draws * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&student, draws * sizeof(float)));
-  if (pooled) {
-    draw<<<draws / (pool_threads * pool_rounds), pool_threads>>>(fast::philox_keys(key{11, 3}), 5.0f, true, normal,
-                                                                  student);
-  } else {
-    draw<<<draws / 256, 256>>>(fast::philox_keys(key{11, 3}), 5.0f, false, normal, student);
-  }
+  draw<<<draws / 2 / 256, 256>>>(fast::philox_keys(key{11, 3}), 5.0f, normal, student);
   CHECK_CUDA(cudaGetLastError());
   std::vector<float> z(draws), t(draws);
   CHECK_CUDA(cudaMemcpy(z.data(), normal, draws * sizeof(float), cudaMemcpyDeviceToHost));
@@ -238,12 +188,14 @@ TEST_P(FastDraws, NormalAndStudentDrawsFollowTheirLaws) {
   EXPECT_NEAR(positive, draws / 2.0, 4.0 * std::sqrt(draws / 4.0));
   EXPECT_EQ(std::count_if(z.begin(), z.end(), [](float v) { return !std::isfinite(v); }), 0);
   EXPECT_EQ(std::count_if(t.begin(), t.end(), [](float v) { return !std::isfinite(v); }), 0);
+  // A pair's two normals (entries 2i and 2i + 1) are independent: their sample correlation.
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::uint32_t i = 0; i < draws / 2; ++i) {
+    const double a = z[2 * i], b = z[2 * i + 1];
+    sxy += a * b, sxx += a * a, syy += b * b;
+  }
+  EXPECT_LT(std::fabs(sxy / std::sqrt(sxx * syy)), 4.0 / std::sqrt(draws / 2.0));
 }
-
-INSTANTIATE_TEST_SUITE_P(OwnStreamsAndWarpPools, FastDraws, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return std::string(info.param ? "WarpPool" : "OwnStream");
-                         });
 
 // The observation densities, Gaussian and t5, against sv_model's (double, deterministic) at the same
 // float inputs: within 1e-5 (1 + |log g|) (float's 2^-24 and the 2^-22 of ex2 / lg2 on z, times

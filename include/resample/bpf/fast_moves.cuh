@@ -1,7 +1,8 @@
 // The particle moves of filter_precision::fast: the models' draws and densities in float, from the
-// GPU's approximate ex2 / lg2 / rcp / sqrt (PTX ISA: ex2.approx.ftz.f32 and lg2.approx.ftz.f32
-// within about 2^-22 of the exact value, relative for ex2 and absolute for lg2; rcp.approx and
-// sqrt.approx within 1 ulp), and 32-bit Philox words. Device code (nvcc only); the cuda filter's
+// GPU's approximate ex2 / lg2 / sqrt / cos (PTX ISA: ex2.approx.ftz.f32 and lg2.approx.ftz.f32
+// within about 2^-22 of the exact value, relative for ex2 and absolute for lg2; sqrt.approx within
+// 1 ulp; __cosf within 2^-21.41 absolute on [-pi, pi], the CUDA guide's bound), and 32-bit Philox
+// words. Device code (nvcc only); the cuda filter's
 // kernels (src/cuda/bpf_filter.cu) take one of these where the exact mode takes the model itself.
 //
 //   philox            Philox4x32-10 (Random123's rounds and constants) with its ten round keys
@@ -10,28 +11,24 @@
 //                      draws, the compiler loads them from the kernel's parameters into uniform
 //                      registers in every round, hoisted out of the jitter's branch (13
 //                      instructions per particle), hence the filter's kernel without that code.
-//   signed_uniform     u in (-1, 1) from 21 random bits m: (2m + 1) / 2^21 - 1, odd multiples of
-//                      2^-21 (symmetric, never 0 or +-1): the bits in a float of [1, 2), then
-//                      2f - 3 (exact).
-//   accepted_try       Marsaglia's polar try: w = u^2 + v^2 and d = 1 - u^2 - v^2, each by fmas
-//                      (neither from the other rounded, which would lose the small values of d
-//                      that give small variates, or of w that give the tails); three tries per
-//                      Philox block (6 x 21 of its 128 bits), each accepted with probability pi / 4.
-//   warp_try_pool      a warp's particles take their tries from one sequence of candidates, a
-//                      Philox block per lane at a time, the accepted ones handed out in order
-//                      through a ring in shared memory: about 0.5 blocks per particle (4 for a
-//                      warp's 256 particles), where drawing each particle's own stream until it
-//                      accepts took 1.27 (its warp waited for the slowest lane).
+//   disk_point        a point uniform on the unit disk as the trigonometric polar methods take it:
+//                      w = r^2 uniform on (0, 1) (d = 1 - w beside it), and c = cos(theta), from two
+//                      32-bit words (a conversion, an fma, __cosf); no rejection.
+//   draws_of          two particles' disk points from one Philox block (half a block per particle).
+//                      Session 37: it replaced Marsaglia's polar tries from a warp's pool (three
+//                      tries per block, accepted with probability pi / 4, handed out through a ring in
+//                      shared memory), whose fills cost about 64 instructions per particle.
 //   log_w              ln w: the series of ln(1 - d) to d^6 below d = 1/16 (truncation < 2e-8
 //                      relative), else lg2(w) ln 2 (|ln w| >= 0.064, so lg2's absolute error is
 //                      < 3e-6 relative).
 //   expm1_nonnegative  e^a - 1: its series to a^6 below 1/4 (truncation < 5e-8 relative), else
 //                      ex2(a log2 e) - 1 (e^a - 1 >= 0.28, ex2's error < 1.2e-6 relative).
-//   normal, student_t  the polar methods of core/random.hpp (Marsaglia; Bailey's t), on one
-//                      accepted try: u sqrt(-2 ln w / w) and u sqrt(nu (w^(-2/nu) - 1) / w).
+//   normal, student_t  the polar methods of core/random.hpp (Marsaglia; Bailey's t) in their
+//                      trigonometric form: c sqrt(-2 ln w) (Box and Muller) and c sqrt(nu (w^(-2/nu) -
+//                      1)), the laws of u sqrt(-2 ln w / w) and u sqrt(nu (w^(-2/nu) - 1) / w).
 //
-// Each variate is a pure function of the key, the step and the particle's index (through its warp's
-// group of particles: warp_try_pool), so a particle's path depends on neither N nor the launch; but
+// Each variate is a pure function of the key, the step and the particle's index (through the pair of
+// particles draws_of serves), so a particle's path depends on neither N nor the launch; but
 // these are not the exact mode's variates (32-bit words, float arithmetic), nor the CPU's bits.
 #pragma once
 
@@ -53,11 +50,6 @@ __device__ inline float lg2(float x) {
   asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
-__device__ inline float rcp(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 __device__ inline float root(float x) {
   float y;
   asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -66,11 +58,6 @@ __device__ inline float root(float x) {
 
 inline constexpr float ln2 = 0.693147180559945309f;
 inline constexpr float log2e = 1.442695040888963407f;
-
-__device__ inline float signed_uniform(std::uint32_t bits21) {
-  const float f = __int_as_float(static_cast<int>(0x3f800002u + (bits21 << 2)));  // 1 + (2m + 1) / 2^22
-  return __fmaf_rn(2.0f, f, -3.0f);
-}
 
 /// e^a - 1 for a >= 0.
 __device__ inline float expm1_nonnegative(float a) {
@@ -108,120 +95,40 @@ __device__ inline uint4 philox(const philox_keys& keys, std::uint32_t c0, std::u
   return make_uint4(c0, c1, c2, c3);
 }
 
-/// An accepted polar try: u, w = u^2 + v^2 in (0, 1) and d = 1 - u^2 - v^2.
-struct accepted_try {
-  float u, w, d;
+/// A point uniform on the unit disk as the trigonometric forms of the polar methods take it: its
+/// squared radius w, uniform on (0, 1), with d = 1 - w, and c = cos(theta) of its angle, theta
+/// uniform on [-pi, pi). (w, theta) is a uniform point of the disk (P(r^2 <= w) = w), so Marsaglia's
+/// u sqrt(-2 ln w / w) with u = sqrt(w) cos(theta) is c sqrt(-2 ln w) (Box and Muller), and Bailey's
+/// t, u sqrt(nu (w^(-2/nu) - 1) / w), is c sqrt(nu (w^(-2/nu) - 1)): the same laws with no rejection.
+struct disk_point {
+  float w, d, c;
 };
 
-/// Try t (0, 1, 2) of a Philox block: its two 21-bit fields, each word's top 21 bits for tries 0
-/// and 1, and for try 2 the low 11 bits of words (0, 1) and (2, 3), 11 + 10 bits each. Whether it
-/// is accepted: w < 1 and d > 0 (w > 0 always: u is an odd multiple of 2^-21, u^2 >= 2^-42).
-__device__ inline bool polar_candidate(const uint4& b, int t, accepted_try& p) {
-  const std::uint32_t fu = t == 0 ? b.x >> 11 : t == 1 ? b.z >> 11 : (b.x & 0x7ffu) | ((b.y & 0x3ffu) << 11);
-  const std::uint32_t fv = t == 0 ? b.y >> 11 : t == 1 ? b.w >> 11 : (b.z & 0x7ffu) | ((b.w & 0x3ffu) << 11);
-  const float u = signed_uniform(fu), v = signed_uniform(fv);
-  p = {u, __fmaf_rn(u, u, v * v), __fmaf_rn(-u, u, __fmaf_rn(-v, v, 1.0f))};
-  return p.w < 1.0f && p.d > 0.0f;
+/// The disk point of two Philox words: w = (a + 1/2) 2^-32 rounded to float (a's conversion, then
+/// one fma: never 0, and 1 only where a rounds to 2^32, probability 2^-25, which gives the variate
+/// 0), d = 1 - w (exact for w >= 1/2, where d's small values matter; log_w takes w elsewhere), and
+/// theta = 2 pi (f - 3/2) for f in [1, 2) holding b's top 23 bits, as one fma with 2 pi and 3 pi
+/// rounded to float (within 4.9e-7 of it: an interval 1.7e-7 longer than the period).
+__device__ inline disk_point disk_point_of(std::uint32_t a, std::uint32_t b) {
+  const float w = __fmaf_rn(__uint2float_rn(a), 0x1p-32f, 0x1p-33f);
+  const float f = __int_as_float(static_cast<int>(0x3f800000u | (b >> 9)));
+  return {w, 1.0f - w, __cosf(__fmaf_rn(f, 6.283185307179586f, -9.42477796076938f))};
 }
 
-/// The first accepted polar try of the stream (index, step) (counters as philox_stream's), three
-/// tries per block. The jitter's draws; the moves' come from a warp_try_pool.
-__device__ inline accepted_try first_accepted_try(const philox_keys& keys, std::uint64_t index, std::uint32_t step) {
-  const auto i0 = static_cast<std::uint32_t>(index), i1 = static_cast<std::uint32_t>(index >> 32);
-  for (std::uint32_t block = 0;; ++block) {
-    const uint4 b = philox(keys, i0, i1, step, block);
-    accepted_try p;
-#pragma unroll
-    for (int t = 0; t < 3; ++t) {
-      if (polar_candidate(b, t, p)) return p;
-    }
-  }
+/// The draws of a thread's two particles i and i + `apart` (round k and k + 1 of a chunk's thread,
+/// k even: apart = its block's thread count): the Philox block at counter (i, step, 0), its words
+/// (0, 1) for i and (2, 3) for i + apart. Half a Philox block per particle, and each draw a pure
+/// function of the key, the step and the particle's index.
+struct draw_pair {
+  disk_point first, second;
+};
+__device__ inline draw_pair draws_of(const philox_keys& keys, std::uint64_t index, std::uint32_t step) {
+  const uint4 b = philox(keys, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step, 0);
+  return {disk_point_of(b.x, b.y), disk_point_of(b.z, b.w)};
 }
 
-/// A warp's ring of accepted tries in shared memory (4 KiB), (u, w, d) in a 16-byte slot (one
-/// store and one load each).
-struct warp_tries {
-  static constexpr unsigned capacity = 256;
-  float4 slot[capacity];
-};
-
-/// The accepted polar tries of a warp's particles, handed out a round at a time, one per lane, in
-/// the order of one candidate sequence per warp. Lane l's particle in round k is first + l + stride k
-/// (k < rounds). Generation g (0, 1, ...) is a Philox block per lane, from the stream (first + l +
-/// stride (g mod rounds), step) at block g / rounds (that of the particle (g mod rounds, l), so no
-/// counter is used twice); its 96 candidates are taken try by try (t = 0, 1, 2) and lane by lane
-/// within a try, and the r-th accepted candidate of the sequence is lane (r mod 32)'s try in round
-/// r / 32. Accepted candidates of iid candidates are iid from the accepted law, whatever they are
-/// handed to, so each particle gets a polar try as from its own stream; and each is a pure function
-/// of (key, first, step): not of N (a lane past the last particle takes its try too), the launch, or
-/// how far ahead fill() runs the generations.
-///
-/// Why: a generation yields about 75 accepted tries, so a round needs one 0.42 times on average,
-/// and every lane's Philox block counts. When each lane drew from its own stream until it accepted,
-/// its warp waited for the slowest lane: 1.27 blocks per particle (docs/results/bpf.md). Filling
-/// ahead for several rounds at once keeps the Philox code (and its round keys) out of the other
-/// rounds. Every lane of the warp calls, converged. The ring must be in shared memory (fill stores
-/// to it by its shared-window address).
-class warp_try_pool {
- public:
-  /// At most: what fill() may leave waiting (need - 1 + 96) fits in the ring.
-  static constexpr unsigned most_needed = warp_tries::capacity - 95;
-
-  __device__ warp_try_pool(warp_tries& ring, std::uint64_t first, std::uint32_t stride, std::uint32_t rounds,
-                           std::uint32_t step)
-      : ring_(ring), first_(first), stride_(stride), rounds_(rounds), step_(step) {}
-
-  /// Generations until at least `need` (<= most_needed) accepted tries wait.
-  __device__ void fill(const philox_keys& keys, unsigned need) {
-    if (tail_ - head_ >= need) return;
-    const unsigned lane = threadIdx.x % 32;
-    unsigned below;  // the lanes before this one
-    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(below));
-    const auto ring = static_cast<unsigned>(__cvta_generic_to_shared(ring_.slot));
-    __syncwarp();  // the last rounds' reads are done before their slots are written again
-    do {
-      const std::uint64_t index = first_ + lane + std::uint64_t{stride_} * (generation_ % rounds_);
-      const uint4 b = philox(keys, static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), step_,
-                             generation_ / rounds_);
-      ++generation_;
-#pragma unroll
-      for (int t = 0; t < 3; ++t) {
-        accepted_try p;
-        const bool ok = polar_candidate(b, t, p);
-        const unsigned accepted = __ballot_sync(~0u, ok);
-        // The slot's shared address in every lane and only the store predicated, in PTX: as C++ the
-        // compiler branched around the store and, short of registers, recomputed the ring's
-        // address inside the branch (about 15 instructions a try where these are 6).
-        const unsigned slot = (tail_ + __popc(accepted & below)) % warp_tries::capacity;
-        asm volatile(
-            "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t@q st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n\t}"
-            :
-            : "r"(ring + slot * static_cast<unsigned>(sizeof(float4))), "f"(p.u), "f"(p.w), "f"(p.d), "f"(0.0f),
-              "r"(static_cast<unsigned>(ok))
-            : "memory");
-        tail_ += __popc(accepted);
-      }
-    } while (tail_ - head_ < need);
-    __syncwarp();  // the new tries are visible to every lane
-  }
-
-  /// This round's tries, one per lane; 32 must wait (fill).
-  __device__ accepted_try take() {
-    const float4 p = ring_.slot[(head_ + threadIdx.x % 32) % warp_tries::capacity];
-    head_ += 32;
-    return {p.x, p.y, p.z};
-  }
-
- private:
-  warp_tries& ring_;
-  std::uint64_t first_;
-  std::uint32_t stride_, rounds_, step_;
-  std::uint32_t generation_ = 0;
-  unsigned head_ = 0, tail_ = 0;  // tries handed out, and accepted (ring positions mod capacity)
-};
-
-/// ln w of an accepted try (w = 1 - d).
-__device__ inline float log_w(const accepted_try& p) {
+/// ln w of a disk point.
+__device__ inline float log_w(const disk_point& p) {
   const float d = p.d;
   const float series =
       -d * __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, __fmaf_rn(d, 1.0f / 6, 0.2f), 0.25f), 1.0f / 3), 0.5f),
@@ -229,10 +136,10 @@ __device__ inline float log_w(const accepted_try& p) {
   return d < 0.0625f ? series : lg2(p.w) * ln2;
 }
 
-__device__ inline float normal(const accepted_try& p) { return p.u * root(-2.0f * log_w(p) * rcp(p.w)); }
+__device__ inline float normal(const disk_point& p) { return p.c * root(-2.0f * log_w(p)); }
 
-__device__ inline float student_t(const accepted_try& p, float nu, float minus_two_over_nu) {
-  return p.u * root(nu * expm1_nonnegative(minus_two_over_nu * log_w(p)) * rcp(p.w));
+__device__ inline float student_t(const disk_point& p, float nu, float minus_two_over_nu) {
+  return p.c * root(nu * expm1_nonnegative(minus_two_over_nu * log_w(p)));
 }
 
 /// What both twins share: the key's round keys, the jitter's N(0, sd^2).
@@ -242,7 +149,7 @@ struct moves_base {
   philox_keys keys;
   explicit moves_base(key k) : keys(k) {}
   __device__ float jitter(float x, double sd, std::uint64_t index, std::uint32_t step) const {
-    return __fmaf_rn(static_cast<float>(sd), normal(first_accepted_try(keys, index, step)), x);
+    return __fmaf_rn(static_cast<float>(sd), normal(draws_of(keys, index, step).first), x);
   }
 };
 
@@ -260,9 +167,9 @@ struct sv_moves : moves_base {
         minus_half_nu1_ln2(static_cast<float>(-0.5 * (m.params().nu_obs + 1.0) * 0.6931471805599453)),
         inv_nu_obs(m.params().nu_obs == 0.0 ? 0.0f : static_cast<float>(1.0 / m.params().nu_obs)) {}
 
-  __device__ float initial(const accepted_try& p) const { return __fmaf_rn(stationary_sd, fast::normal(p), mu); }
+  __device__ float initial(const disk_point& p) const { return __fmaf_rn(stationary_sd, fast::normal(p), mu); }
   __device__ float predicted_mean(float h) const { return __fmaf_rn(rho, h - mu, mu); }
-  __device__ float propagate(float h, const accepted_try& p) const {
+  __device__ float propagate(float h, const disk_point& p) const {
     const float eps = nu_state == 0.0f ? fast::normal(p) : student_t(p, nu_state, minus_two_over_nu_state);
     return __fmaf_rn(sigma, eps, predicted_mean(h));
   }
@@ -286,8 +193,8 @@ struct linear_gaussian_moves : moves_base {
         inv_tau2(static_cast<float>(m.inv_tau2())), predictive_log_norm(static_cast<float>(m.predictive_log_norm())),
         inv_predictive_var(static_cast<float>(m.inv_predictive_var())) {}
 
-  __device__ float initial(const accepted_try& p) const { return stationary_sd * fast::normal(p); }
-  __device__ float propagate(float x, const accepted_try& p) const {
+  __device__ float initial(const disk_point& p) const { return stationary_sd * fast::normal(p); }
+  __device__ float propagate(float x, const disk_point& p) const {
     return __fmaf_rn(sigma, fast::normal(p), rho * x);
   }
   __device__ float log_likelihood(float y, float x) const {
