@@ -455,14 +455,15 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
 /// round-k particle's stream), drawn for four rounds at a time after those rounds' loads went out,
 /// so that the Philox work hides their latency (waiting on them was the kernel's first stall:
 /// 135.6 -> 125.6 us at 2^24 on an H100, session 20).
-template <class Moves, class Load, class Step>
-__device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, double truth, chunk_draws draws,
+/// `Full`: the chunk has all its 4096 particles (every chunk but the last may), so no round tests
+/// whether its particle exists (a branch and its reconvergence, about 4 instructions a particle).
+template <bool Full, class Moves, class Load, class Step>
+__device__ void run_chunk_fast(const Moves& moves, unsigned count, double shift, double truth, chunk_draws draws,
                                chunk_summary* out, const Load& load, const Step& step) {
   constexpr float infinity = std::numeric_limits<float>::infinity();
   // Indices in 32 bits (N < 2^31): the moves' addresses are then one IMAD.WIDE.U32 each, where 64-bit
   // ones took two instructions, and were computed again in every round (too few registers to keep).
   const unsigned begin = blockIdx.x * static_cast<unsigned>(detail::chunk);
-  const auto count = static_cast<unsigned>(min(n - begin, detail::chunk));
   float x[per_thread], lw[per_thread];
   fast::draw_pair pair[draw_rounds / 2];
   float my_max = -infinity;  // NaN or +inf once a log-weight is: max_or_nan
@@ -475,7 +476,7 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
         const unsigned ahead = threadIdx.x + chunk_threads * r;
         x[r] = 0.0f;
         lw[r] = -infinity;
-        if (ahead < count) {
+        if (Full || ahead < count) {
           const particle_in<float> in = load(begin + ahead);
           x[r] = in.x;
           lw[r] = in.w;
@@ -491,7 +492,7 @@ __device__ void run_chunk_fast(const Moves& moves, std::size_t n, double shift, 
     }
     const fast::draw_pair& mine = pair[(k % draw_rounds) / 2];
     const fast::disk_point drawn = draws.any ? (k % 2 == 0 ? mine.first : mine.second) : fast::disk_point{};
-    if (local < count) {
+    if (Full || local < count) {
       lw[k] = step(begin + local, particle_in<float>{x[k], lw[k]}, drawn, x[k]);
       my_max = max_or_nan(my_max, lw[k]);
     }
@@ -593,12 +594,17 @@ __device__ void fold_group(const summary_sink& sink) {
 /// A chunk of either precision. A particle's move comes in two parts: `load(j)` reads what particle
 /// j moves from (a particle_in), and `step(j, in, drawn, state)` moves it, writes it out, sets
 /// `state` and returns its log-weight. The exact chunk runs them back to back; the fast one issues
-/// a pool fill's rounds of loads before the fill, whose Philox work then hides their latency.
+/// four rounds' loads before their Philox blocks, whose work then hides their latency.
 template <class Moves, class Load, class Step>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
                           chunk_draws draws, const summary_sink& sink, const Load& load, const Step& step) {
   if constexpr (Moves::fast) {
-    run_chunk_fast(moves, n, shift, truth, draws, sink.chunks + blockIdx.x, load, step);
+    const auto count = static_cast<unsigned>(min(n - blockIdx.x * detail::chunk, detail::chunk));
+    if (count == detail::chunk) {
+      run_chunk_fast<true>(moves, count, shift, truth, draws, sink.chunks + blockIdx.x, load, step);
+    } else {
+      run_chunk_fast<false>(moves, count, shift, truth, draws, sink.chunks + blockIdx.x, load, step);
+    }
     if (sink.groups) fold_group(sink);
   } else {
     const auto move = [&](std::size_t j, double& state, const polar_point& drawn) {
