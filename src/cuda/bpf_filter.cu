@@ -28,9 +28,10 @@
 // cluster of 2, 4 or 8 blocks instead, which share its moves (run_chunk_exact). The kernels take
 // the particles' moves as a parameter: exact_moves (the model's own draws and densities, double
 // particles: the CPU's bits) or, for filter_precision::fast, the model's fast twin
-// (bpf/fast_moves.cuh: float particles, approximate arithmetic), whose draws come from a pool per
-// warp and whose chunk sums are each thread's own, added across a warp in float and across the warps
-// in double (run_chunk_fast), and folded by groups of 64 chunks for finish_tick (summary_sink).
+// (bpf/fast_moves.cuh: float particles, approximate arithmetic), whose draws need no rejection (a
+// Philox block per two particles of a thread) and whose chunk sums are each thread's own, added
+// across a warp in float and across the warps in double (run_chunk_fast), and folded by groups of
+// 64 chunks for finish_tick (summary_sink).
 // Refusals (a NaN or +inf log-weight, every weight zero, a refused resampler call) are kept with
 // their tick, and collect() reports the first in the CPU filter's words. The Philox counters are
 // the CPU filter's.
