@@ -223,9 +223,12 @@ struct chunk_draws {
 
 /// The dynamic shared memory of an exact chunk that draws: the accepted tries' w (32 KiB).
 constexpr std::size_t drawn_w_bytes = detail::chunk * sizeof(double);
-/// A fast chunk draws for this many rounds at a time (two rounds a Philox block).
-constexpr int draw_rounds = 4;
-static_assert(per_thread % draw_rounds == 0 && draw_rounds % 2 == 0);
+/// A fast chunk loads its particles for load_rounds rounds at a time (all eight at its start: 118 us
+/// a tick at 2^24 where four took 121, session 37), and draws for draw_rounds (two rounds a Philox
+/// block; two blocks at a time spilled 56 bytes beside the eight rounds' loads).
+constexpr int load_rounds = 8;
+constexpr int draw_rounds = 2;
+static_assert(per_thread % load_rounds == 0 && per_thread % draw_rounds == 0 && draw_rounds % 2 == 0);
 
 /// Where an exact chunk's block stands: chunk `chunk` is run by a cluster of `blocks` blocks (1, 2, 4
 /// or 8, which divide the 8 rows: impl::exact_cluster picks no other), and this block, `rank` in it,
@@ -453,9 +456,9 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
 /// max, and its sums, by the two reductions above: no staging, no second read of the states, no
 /// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
 /// The draws: rounds k and k + 1 (k even) of a thread share a Philox block (fast::draws_of, at the
-/// round-k particle's stream), drawn for four rounds at a time after those rounds' loads went out,
-/// so that the Philox work hides their latency (waiting on them was the kernel's first stall:
-/// 135.6 -> 125.6 us at 2^24 on an H100, session 20).
+/// round-k particle's stream), drawn after the rounds' loads went out, so that the Philox work
+/// hides their latency (waiting on them was the kernel's first stall: 135.6 -> 125.6 us at 2^24 on
+/// an H100, session 20).
 /// `Full`: the chunk has all its 4096 particles (every chunk but the last may), so no round tests
 /// whether its particle exists (a branch and its reconvergence, about 4 instructions a particle).
 template <bool Full, class Moves, class Load, class Step>
@@ -471,9 +474,9 @@ __device__ void run_chunk_fast(const Moves& moves, unsigned count, double shift,
 #pragma unroll
   for (int k = 0; k < per_thread; ++k) {
     const unsigned local = threadIdx.x + chunk_threads * k;
-    if (k % draw_rounds == 0) {  // the next draw_rounds rounds' loads, in flight during their draws
+    if (k % load_rounds == 0) {  // the next load_rounds rounds' loads, in flight during the draws
 #pragma unroll
-      for (int r = k; r < k + draw_rounds; ++r) {
+      for (int r = k; r < k + load_rounds; ++r) {
         const unsigned ahead = threadIdx.x + chunk_threads * r;
         x[r] = 0.0f;
         lw[r] = -infinity;
@@ -483,12 +486,12 @@ __device__ void run_chunk_fast(const Moves& moves, unsigned count, double shift,
           lw[r] = in.w;
         }
       }
-      if (draws.any) {
+    }
+    if (k % draw_rounds == 0 && draws.any) {
 #pragma unroll
-        for (int p = 0; p < draw_rounds / 2; ++p) {
-          const unsigned first = begin + threadIdx.x + chunk_threads * (k + 2 * p);  // round k + 2p's particle
-          pair[p] = fast::draws_of(moves.keys, detail::propagation_index + first, draws.step);
-        }
+      for (int p = 0; p < draw_rounds / 2; ++p) {
+        const unsigned first = begin + threadIdx.x + chunk_threads * (k + 2 * p);  // round k + 2p's particle
+        pair[p] = fast::draws_of(moves.keys, detail::propagation_index + first, draws.step);
       }
     }
     const fast::draw_pair& mine = pair[(k % draw_rounds) / 2];
@@ -595,7 +598,7 @@ __device__ void fold_group(const summary_sink& sink) {
 /// A chunk of either precision. A particle's move comes in two parts: `load(j)` reads what particle
 /// j moves from (a particle_in), and `step(j, in, drawn, state)` moves it, writes it out, sets
 /// `state` and returns its log-weight. The exact chunk runs them back to back; the fast one issues
-/// four rounds' loads before their Philox blocks, whose work then hides their latency.
+/// its rounds' loads before their Philox blocks, whose work then hides their latency.
 template <class Moves, class Load, class Step>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
                           chunk_draws draws, const summary_sink& sink, const Load& load, const Step& step) {
