@@ -2,8 +2,8 @@
 // GPU's approximate ex2 / lg2 / sqrt / cos (PTX ISA: ex2.approx.ftz.f32 and lg2.approx.ftz.f32
 // within about 2^-22 of the exact value, relative for ex2 and absolute for lg2; sqrt.approx within
 // 1 ulp; __cosf within 2^-21.41 absolute on [-pi, pi], the CUDA guide's bound), and 32-bit Philox
-// words. Device code (nvcc only); the cuda filter's
-// kernels (src/cuda/bpf_filter.cu) take one of these where the exact mode takes the model itself.
+// words. Device code (nvcc only); the cuda filter's kernels (src/cuda/bpf_filter.cu) take one of
+// these where the exact mode takes the model itself.
 //
 //   philox            Philox4x32-10 (Random123's rounds and constants) with its ten round keys
 //                      computed once on the host (philox_keys), where Random123 adds them up per
@@ -17,7 +17,8 @@
 //   draws_of          two particles' disk points from one Philox block (half a block per particle).
 //                      Session 37: it replaced Marsaglia's polar tries from a warp's pool (three
 //                      tries per block, accepted with probability pi / 4, handed out through a ring in
-//                      shared memory), whose fills cost about 64 instructions per particle.
+//                      shared memory): the tick's propagation kernel ran 183 instructions a particle
+//                      with the pool, 138 with these (docs/results/bpf.md).
 //   log_w              ln w: the series of ln(1 - d) to d^6 below d = 1/16 (truncation < 2e-8
 //                      relative), else lg2(w) ln 2 (|ln w| >= 0.064, so lg2's absolute error is
 //                      < 3e-6 relative).
@@ -115,10 +116,10 @@ __device__ inline disk_point disk_point_of(std::uint32_t a, std::uint32_t b) {
   return {w, 1.0f - w, __cosf(__fmaf_rn(f, 6.283185307179586f, -9.42477796076938f))};
 }
 
-/// The draws of a thread's two particles i and i + `apart` (round k and k + 1 of a chunk's thread,
-/// k even: apart = its block's thread count): the Philox block at counter (i, step, 0), its words
-/// (0, 1) for i and (2, 3) for i + apart. Half a Philox block per particle, and each draw a pure
-/// function of the key, the step and the particle's index.
+/// The draws of the particle at stream `index` and of its partner (in the filter's fast chunk, the
+/// same thread's particle of the next round, k + 1 for an even k): the Philox block at counter
+/// (index, step, 0), its words (0, 1) for the first and (2, 3) for the second. Half a Philox block
+/// per particle, and each draw a pure function of the key, the step and the particle's index.
 struct draw_pair {
   disk_point first, second;
 };
