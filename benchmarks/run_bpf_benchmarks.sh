@@ -12,6 +12,6 @@ if [ ! -x "$build/bin/bench_bpf" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null
   cmake --build "$build" -j "$(nproc)" --target bench_bpf >/dev/null
 fi
-timeout 240 "$build/bin/bench_bpf" --benchmark_min_time=0.1s --benchmark_out="$out/bench_bpf.json" \
+timeout 240 "$build/bin/bench_bpf" --benchmark_min_time=0.1 --benchmark_out="$out/bench_bpf.json" \
   --benchmark_out_format=json ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} >"$out/bench_bpf.txt" 2>&1
 python3 benchmarks/bpf_results.py --bench "$out/bench_bpf.json" --out-dir "$out" >>"$out/bench_bpf.txt" 2>&1

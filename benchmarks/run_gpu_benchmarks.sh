@@ -12,7 +12,7 @@ if [ ! -x "$build/bin/bench_cuda" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >/dev/null
   cmake --build "$build" -j "$(nproc)" --target bench_cuda >/dev/null
 fi
-timeout 200 "$build/bin/bench_cuda" --benchmark_min_time=0.1s --benchmark_out="$out/bench_cuda.json" \
+timeout 200 "$build/bin/bench_cuda" --benchmark_min_time=0.1 --benchmark_out="$out/bench_cuda.json" \
   --benchmark_out_format=json ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} >"$out/bench_cuda.txt" 2>&1
 timeout 150 python3 benchmarks/peers.py --reps 30 --out "$out/peers.json" >>"$out/bench_cuda.txt" 2>/dev/null
 python3 benchmarks/gpu_results.py --ours "$out/bench_cuda.json" --peers "$out/peers.json" --out-dir "$out"

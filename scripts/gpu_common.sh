@@ -14,6 +14,9 @@
 # FILTER, as one line (exit status, the tool's and gtest's totals) and, when it fails, the log's
 # last 30 lines, with sanitizer_filter TOOL TEST [ptx], the one table of what each GPU test runs
 # under the tools.
+# Benchmark min times are bare seconds (`--benchmark_min_time=0.01`): Google Benchmark 1.8, the GPU
+# machine's, takes them with or without the `s`; Debian's 1.7.1, which binaries built on the
+# development machine and carried there bring along, refuses the `s` (session 37).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${OUT:-gpu-out}
@@ -62,7 +65,7 @@ ncu_instruction_counts() {  # KERNELS LAUNCHES BENCH [BINARY, default bench_cuda
   ncu --kernel-name "$1" --launch-skip "${5:-0}" --launch-count "$2" --section SourceCounters \
     --section InstructionStats --section ComputeWorkloadAnalysis --section SpeedOfLight --section WarpStateStats \
     --section Occupancy --import-source yes -f -o "$out/profile" \
-    "$build/bin/${4:-bench_cuda}" --benchmark_filter="$3" --benchmark_min_time=0.01s >"$out/ncu_run.txt" 2>&1
+    "$build/bin/${4:-bench_cuda}" --benchmark_filter="$3" --benchmark_min_time=0.01 >"$out/ncu_run.txt" 2>&1
   ncu -i "$out/profile.ncu-rep" --page details >"$out/ncu_details.txt" 2>&1
   ncu -i "$out/profile.ncu-rep" --page source --csv --print-source sass >"$out/source_sass.csv" 2>&1
   rm -f "$out/profile.ncu-rep"
@@ -79,7 +82,7 @@ kernel_times_from() {
     echo "== $f"
     ncu --clock-control none --cache-control none --print-units base --metrics gpu__time_duration.sum \
       --launch-skip "${TIMES_SKIP:-40}" --launch-count "${TIMES_COUNT:-16}" --csv \
-      "$build/bin/${TIMES_BINARY:-bench_cuda}" --benchmark_filter="$f" --benchmark_min_time=0.05s 2>&1 |
+      "$build/bin/${TIMES_BINARY:-bench_cuda}" --benchmark_filter="$f" --benchmark_min_time=0.05 2>&1 |
       awk -F'","' '/^==(ERROR|WARNING)==/ { print }
         /gpu__time_duration/ { sub(/\(.*/, "", $5); gsub(/"/, "", $NF); gsub(/,/, "", $NF);
         printf "%-60s %8.1f\n", $5, $NF / 1000 }'

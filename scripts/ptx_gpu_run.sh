@@ -34,7 +34,7 @@ log="$out/ptx_checks.txt"
     done
   done
 } >"$log" 2>&1
-"$build/bin/bench_ptx" --benchmark_min_time=0.2s --benchmark_out="$out/bench_ptx.json" --benchmark_out_format=json \
+"$build/bin/bench_ptx" --benchmark_min_time=0.2 --benchmark_out="$out/bench_ptx.json" --benchmark_out_format=json \
   >"$out/bench_ptx.txt" 2>&1
-"$build/bin/bench_bpf" --benchmark_filter='bpf/(cuda|ptx)/' --benchmark_min_time=0.2s \
+"$build/bin/bench_bpf" --benchmark_filter='bpf/(cuda|ptx)/' --benchmark_min_time=0.2 \
   --benchmark_out="$out/bench_bpf_ptx.json" --benchmark_out_format=json >"$out/bench_bpf_ptx.txt" 2>&1
