@@ -226,7 +226,7 @@ constexpr std::size_t drawn_w_bytes = detail::chunk * sizeof(double);
 /// A fast chunk loads its particles for load_rounds rounds at a time (all eight at its start: 118 us
 /// a tick at 2^24 where four took 121, session 37), and draws for draw_rounds (two rounds a Philox
 /// block; two blocks at a time spilled 56 bytes beside the eight rounds' loads).
-constexpr int load_rounds = 8;
+constexpr int load_rounds = per_thread;
 constexpr int draw_rounds = 2;
 static_assert(per_thread % load_rounds == 0 && per_thread % draw_rounds == 0 && draw_rounds % 2 == 0);
 
@@ -903,8 +903,8 @@ struct cuda_filter<Model>::impl {
     n = o.particles;
     chunk_count = (n + detail::chunk - 1) / detail::chunk;
     k = {static_cast<std::uint32_t>(o.seed), static_cast<std::uint32_t>(o.seed >> 32)};
-    if (!kernels) {  // the exact drawing kernels' static and dynamic shared memory together exceed 48 KiB
-      if (!is_fast()) cluster = exact_cluster();
+    if (!kernels && !is_fast()) {  // the exact drawing kernels' static and dynamic shared memory exceed 48 KiB
+      cluster = exact_cluster();
       with_moves([](auto moves) {
         using Moves = decltype(moves);
         for (const void* f : {reinterpret_cast<const void*>(&initial_weight<Moves>),
