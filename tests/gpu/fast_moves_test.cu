@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -131,7 +132,7 @@ TEST(FastMoves, DiskPointsFollowTheirDefinition) {
         const std::uint32_t a = words.v[2 * half], b = words.v[2 * half + 1];
         const float w = std::fmaf(static_cast<float>(a), 0x1p-32f, 0x1p-33f);
         const double f = std::bit_cast<float>(0x3f800000u | (b >> 9));
-        const double cos_theta = std::cos(2.0 * 3.14159265358979323846 * (f - 1.5));
+        const double cos_theta = std::cos(2.0 * std::numbers::pi * (f - 1.5));
         const fast::disk_point& g = got[2 * i + half];
         ASSERT_TRUE(std::bit_cast<std::uint32_t>(g.w) == std::bit_cast<std::uint32_t>(w) &&
                     std::bit_cast<std::uint32_t>(g.d) == std::bit_cast<std::uint32_t>(1.0f - w))

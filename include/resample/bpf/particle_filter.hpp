@@ -60,12 +60,12 @@ enum class filter_precision {
   /// the same bits on every backend. The default.
   exact,
   /// The cuda backend only (cuda_filter with its own kernels): states and log-weights in float,
-  /// draws and densities from the GPU's approximate ex2 / lg2 / rcp / sqrt (bpf/fast_moves.cuh),
-  /// 21-bit uniforms. Half the bytes per particle and a fraction of the instructions; the
-  /// resampler stays exact (on the float log-weights), and the tick's sums are added in double
-  /// (each thread's own eight particles in float). Log-weights carried across many ticks without
-  /// resampling lose absolute precision in float (ulp(1e4) = 1e-3). Not
-  /// the CPU's bits: tested statistically (against Kalman, and for calibration).
+  /// draws and densities from the GPU's approximate ex2 / lg2 / sqrt / cos (bpf/fast_moves.cuh),
+  /// 32-bit Philox words, no rejection. Half the bytes per particle and a fraction of the
+  /// instructions; the resampler stays exact (on the float log-weights), and the tick's sums are
+  /// added in double (each thread's own eight particles in float). Log-weights carried across many
+  /// ticks without resampling lose absolute precision in float (ulp(1e4) = 1e-3). Not the CPU's
+  /// bits: tested statistically (against Kalman, and for calibration).
   fast,
 };
 
