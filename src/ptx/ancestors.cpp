@@ -251,9 +251,12 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   // the comb from estimates
   const bool estimated = s == scheme::systematic || s == scheme::stratified || sorted;
   // the status, and the look-back's flags and prefixes for the kernels that look back: residual's
-  // and SSP's, and the offspring scan of a draw's counts (the cumulative form); for the others
-  // open_call zeroes the status and the ticket only (multinomial at 2^24 had zeroed 64 KB of flags)
-  const bool looks_back = split || (counted && f == form::cumulative);
+  // (its table and its scans), SSP's scan of its counts (not in the offspring form, whose counts
+  // are the output), and the offspring scan of a draw's counts (the cumulative form); for the
+  // others open_call zeroes the status and the ticket only (multinomial at 2^24 had zeroed 64 KB of
+  // flags)
+  const bool scans_drawn_counts = counted && f == form::cumulative;
+  const bool looks_back = residual || (ssp && f != form::offspring) || scans_drawn_counts;
   const auto scan = look_back_storage::take(c, looks_back ? tiles : 0);
   // the summary by tiles (each tile's C before it, each warp's within it): the comb from estimates'
   // starts and multinomial's table's (resample_cdf_from_offsets); the others' by the weight sums
@@ -261,7 +264,7 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
   auto* sums = tiled ? nullptr : c.take<std::uint64_t>(2 * std::size_t{weight_sum_blocks(n)});
   // the draw's ancestors (or a chain's counts) when they are not the output; Code 7's slots
   Index* drawn = (f == form::permuted || (counted && f != form::ancestors)) ? c.take<Index>(n) : nullptr;
-  Index* counts = counted && f == form::cumulative ? c.take<Index>(n) : nullptr;
+  Index* counts = scans_drawn_counts ? c.take<Index>(n) : nullptr;
   auto* cdf = multinomial || residual ? c.take<std::uint64_t>(2 * n) : nullptr;  // C_i, {lo, hi}
   auto* remainders = ssp ? c.take<std::uint64_t>(2 * n) : nullptr;                // r_i, {lo, hi}
   Index* floors = residual ? c.take<Index>(n) : nullptr;  // F_i = f_0 + ... + f_i
