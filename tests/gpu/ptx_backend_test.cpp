@@ -479,7 +479,7 @@ TEST(PtxAncestors, LargeEqualAndHeavyWeights) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
     const std::string what(name(s));
-    const std::size_t n = (std::size_t{1} << 22) + 3;  // 2049 tiles: many look-back windows
+    const std::size_t n = (std::size_t{1} << 22) + 3;  // 2049 tiles of the comb from estimates
     expect_ancestors_equal_cpu_and_cuda<float, std::int32_t>(s, test::log_weights<float>(n, 4.0, 9), 1, what + " 2^22 + 3");
     // equal weights: every r on an integer, every particle decided by the exact products
     expect_ancestors_equal_cpu_and_cuda<double, std::int32_t>(s, std::vector<double>(300000, 1.5), 2, what + " equal");
@@ -509,8 +509,9 @@ TEST(PtxAncestors, MultinomialSortedInTwoSlicesEqualsCuda) {
   EXPECT_TRUE(a_ptx == a_cuda) << "offspring differ from the cuda backend's";
 }
 
-// The look-back's tiles finish in whatever order the GPU runs them: 30 draws of the same call
-// must give the same bits.
+// The tiles (the tile sums, the comb's, and its heavy runs shared between warps) run and finish in
+// whatever order the GPU schedules them: 30 draws of the same call must give the same bits. Since
+// session 35 systematic's comb reads no look-back (residual's and the counted forms' scans do).
 TEST(PtxAncestors, RepeatedCallsGiveTheSameBits) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const auto lw = test::log_weights<float>(std::size_t{1} << 21, 3.0, 21);
