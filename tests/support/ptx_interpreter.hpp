@@ -469,6 +469,14 @@ class ptx_interpreter {
   /// bar.sync / bar.red (the block's), not bar.warp.sync (a warp's, resolved as a warp operation).
   static bool block_barrier(const statement& s) { return s.op[0] == "bar" && !(s.op.size() > 1 && s.op[1] == "warp"); }
 
+  /// An error at statement s of thread t in block b: what, then where (the statement's line in the
+  /// module, the block and the thread), the one form every error of a running statement takes.
+  static std::runtime_error located(const std::string& what, const block_state& b, const thread_state& t,
+                                    const statement& s) {
+    return std::runtime_error(what + " (line " + std::to_string(s.line) + ", block " + std::to_string(b.ctaid) +
+                              ", thread " + std::to_string(t.tid) + ")");
+  }
+
   // shfl.sync.{bfly,up,idx}.b32 d, a, b, c, mask (idx: over the whole warp, c = 31); vote.sync.any.pred d, p, mask;
   // vote.sync.ballot.b32 d, p, mask; bar.warp.sync mask (all 32 lanes)
   void resolve_warp_op(block_state& b, std::size_t first, const statement& s) const {
@@ -486,7 +494,7 @@ class ptx_interpreter {
       const thread_state& t = b.threads[first + l];
       if (vote) {
         const auto p = t.frames.back().preds.find(s.operands[1]);
-        if (p == t.frames.back().preds.end()) throw std::runtime_error("vote of an unset predicate " + s.operands[1]);
+        if (p == t.frames.back().preds.end()) throw located("vote of an unset predicate " + s.operands[1], b, t, s);
         pred[l] = p->second;
       } else {
         source[l] = value(b, t, s.operands[1]);
@@ -510,7 +518,7 @@ class ptx_interpreter {
       } else if (!vote && s.op[2] == "idx" && value(b, t, s.operands[3]) == 31) {
         fr.regs[s.operands[0]] = truncate(source[value(b, t, s.operands[2]) & 31], 32);
       } else {
-        throw std::runtime_error("line " + std::to_string(s.line) + ": unmodelled warp operation");
+        throw located("unmodelled warp operation", b, b.threads[first], s);
       }
       t.waiting = nullptr;
       ++fr.pc;
@@ -525,7 +533,7 @@ class ptx_interpreter {
       const statement& s = fr.f->body[fr.pc];
       if (!s.guard.empty()) {
         const auto p = fr.preds.find(s.guard);
-        if (p == fr.preds.end()) throw std::runtime_error("unset predicate " + s.guard);
+        if (p == fr.preds.end()) throw located("unset predicate " + s.guard, b, t, s);
         if (p->second == s.negated) {
           ++fr.pc;
           continue;
@@ -563,15 +571,14 @@ class ptx_interpreter {
       }
       if (base == "bra") {
         const auto l = fr.f->labels.find(s.operands[0]);
-        if (l == fr.f->labels.end()) throw std::runtime_error("no label " + s.operands[0]);
+        if (l == fr.f->labels.end()) throw located("no label " + s.operands[0], b, t, s);
         fr.pc = l->second;
         continue;
       }
       try {
         execute(b, t, s);
-      } catch (const std::runtime_error& e) {  // where: the statement's line in the module, the block and thread
-        throw std::runtime_error(std::string(e.what()) + " (line " + std::to_string(s.line) + ", block " +
-                                 std::to_string(b.ctaid) + ", thread " + std::to_string(t.tid) + ")");
+      } catch (const std::runtime_error& e) {
+        throw located(e.what(), b, t, s);
       }
       ++t.frames.back().pc;
     }
@@ -586,7 +593,7 @@ class ptx_interpreter {
     auto fail = [&](const std::string& why) {
       std::string name;
       for (const auto& p : op) name += (name.empty() ? "" : ".") + p;
-      return std::runtime_error("line " + std::to_string(s.line) + " (" + name + "): " + why);
+      return std::runtime_error(name + ": " + why);  // run_until_sync adds where (located)
     };
     auto v = [&](std::size_t i) { return value(b, t, o[i]); };
     auto set = [&](const std::string& reg, std::uint64_t x) { fr.regs[reg] = x; };
