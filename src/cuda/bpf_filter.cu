@@ -48,6 +48,7 @@
 #include <vector>
 
 #include <cooperative_groups.h>
+#include <cuda/atomic>
 #include <cub/block/block_reduce.cuh>
 
 #include "detail/device_facts.hpp"
@@ -562,10 +563,9 @@ __device__ void fold_group(const summary_sink& sink) {
   __shared__ bool last;
   const unsigned group = blockIdx.x / summary_group, first = group * summary_group;
   const unsigned members = min(summary_group, gridDim.x - first);
-  if (threadIdx.x == 0) {
-    __threadfence();  // this block's summary before its count
-    last = atomicAdd(sink.done + group, 1u) == members - 1;
-    __threadfence();  // and the others' before this block reads them
+  if (threadIdx.x == 0) {  // thread 0 wrote the summary: its count releases it, and acquires the others'
+    ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> done(sink.done[group]);
+    last = done.fetch_add(1u, ::cuda::memory_order_acq_rel) == members - 1;
   }
   __syncthreads();
   if (!last || threadIdx.x >= 32) return;
