@@ -52,6 +52,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include "detail/device_facts.hpp"
+#include "detail/pipeline.cuh"
 #include "detail/schemes.hpp"
 #include "resample/bpf/cuda_filter.hpp"
 #include "resample/bpf/fast_moves.cuh"
@@ -736,6 +737,7 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     gather_propagate(Moves moves, std::size_t n, double jitter, bool auxiliary, tick_io io,
                      const std::int32_t* ancestors, const cuda::device_status* st, const Real* x, const Real* lw,
                      const Real* fs, Real* x_out, Real* lw_out, scalars* s, summary_sink chunks) {
+  cuda::detail::let_next_kernel_launch();  // finish_tick, launched early, waits for this kernel's end
   const std::uint32_t tick = s->tick;
   const auto y = static_cast<Real>(io.y[tick]);
   // `st`: the resampler's verdict. A refusal (a rejection bound below a weight) wrote no ancestors:
@@ -791,6 +793,8 @@ __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks
                                                        const Real* lw, double threshold, std::size_t n,
                                                        bool auxiliary, tick_io io, const cuda::device_status* st,
                                                        scalars* s, cudaGraphConditionalHandle next) {
+  // Launched early after the particle kernel (launch_finish): nothing is read before it has ended.
+  cuda::detail::wait_for_previous_kernel();
   // One kernel on one SM is a chain of latencies: the scalars are read once, up front, and nothing
   // is written before the chunks are read (a store to `s` kept the chunks' loads behind it).
   const scalars before = *s;
@@ -1047,6 +1051,25 @@ struct cuda_filter<Model>::impl {
     cuda::check(cudaLaunchKernelEx(&l.config, kernel, static_cast<Params>(args)...), what);
   }
 
+  /// Enqueues finish_tick (one block) on `on` after the particle kernel, allowed to launch while that
+  /// kernel's last blocks run (programmatic dependent launch, captured as a programmatic edge): it
+  /// waits for the kernel's end before it reads anything (wait_for_previous_kernel).
+  template <class... Params, class... Args>
+  static void launch_finish(void (*kernel)(Params...), cudaStream_t on, const char* what, Args... args) {
+    cudaLaunchAttribute early{};
+    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(1);
+    config.blockDim = dim3(lanes);
+    config.stream = on;
+    if (cuda::detail::programmatic_launch_supported() && cuda::detail::compiled_for_sm90(kernel)) {
+      config.attrs = &early;
+      config.numAttrs = 1;
+    }
+    cuda::check(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...), what);
+  }
+
   /// Where the particle kernels leave their summaries, and what the finishing kernels read.
   [[nodiscard]] summary_sink sink() const {
     return {chunks_a.data(), groups_a.data(), group_done_a.data()};
@@ -1234,9 +1257,8 @@ struct cuda_filter<Model>::impl {
                     io(), ancestors_a.data(), status(), x, lw, fs, x_out, lw_out, s, sink());
     }
     const auto finish = conditional && !auxiliary ? &finish_tick<Real, true> : &finish_tick<Real, false>;
-    finish<<<1, lanes, 0, on>>>(summaries(), summary_count(), x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
-                                status(), s, next);
-    cuda::check_launch("bpf finish_tick");
+    launch_finish(finish, on, "launch of bpf finish_tick", summaries(), summary_count(), x_out, lw_out,
+                  opt.ess_threshold, n, auxiliary, io(), status(), s, next);
     if (!auxiliary) resampler(lw_out);
   }
 
