@@ -23,15 +23,16 @@
 //                       graph ends with the next tick's resampler (tick 0, launched without a
 //                       graph, ends with it gated), so no kernel of its own opens the node
 //
-// A chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the lanes
-// in the CPU's order, hence the CPU's bits. An exact system of few chunks runs each chunk on a
+// An exact chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the
+// lanes in the CPU's order, hence the CPU's bits. An exact system of few chunks runs each chunk on a
 // cluster of 2, 4 or 8 blocks instead, which share its moves (run_chunk_exact). The kernels take
 // the particles' moves as a parameter: exact_moves (the model's own draws and densities, double
 // particles: the CPU's bits) or, for filter_precision::fast, the model's fast twin
 // (bpf/fast_moves.cuh: float particles, approximate arithmetic), whose draws need no rejection (a
-// Philox block per two particles of a thread) and whose chunk sums are each thread's own, added
-// across a warp in float and across the warps in double (run_chunk_fast), and folded by groups of
-// 64 chunks for finish_tick (summary_sink).
+// Philox block per two particles of a thread). A fast block moves its share of the particles, a
+// range of 1024-particle row pairs, in spans of 4096 with running sums per thread, which it adds
+// across a warp in float and across the warps in double into one summary (run_range_fast): as many
+// blocks as the GPU runs at once, so finish_tick reads a few hundred summaries.
 // Refusals (a NaN or +inf log-weight, every weight zero, a refused resampler call) are kept with
 // their tick, and collect() reports the first in the CPU filter's words. The Philox counters are
 // the CPU filter's.
@@ -217,7 +218,7 @@ struct particle_in {
 
 /// Where a chunk's moves draw: no draws (the first stage), or at `step`: exact, particle i from
 /// the stream (propagation_index + i, step), as the CPU's initial(s) / propagate(x, s); fast, from
-/// the Philox block of those streams that fast::draws_of gives it (run_chunk_fast).
+/// the Philox block of those streams that fast::draws_of gives it (fast_span).
 struct chunk_draws {
   bool any = false;
   std::uint32_t step = 0;
@@ -413,7 +414,7 @@ __device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
 }
 
 /// The sums of the lanes [l - l mod 2 Widest, + 2 Widest) of a warp, in each of them: a butterfly,
-/// each of the five on its own (the fast chunk's warps' sums, a fold's members).
+/// each of the five on its own (a fast block's warps' sums).
 template <int Widest>
 __device__ inline moments lanes_sum(moments s) {
 #pragma unroll
@@ -453,23 +454,78 @@ __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd
   return t;
 }
 
-/// The fast sums: each thread keeps its particles (state, log-weight) in registers and adds their
-/// w = ex2((lw - m_c) log2 e) (0 for -inf), w^2, w d, w d^2, w 1{x <= truth} in float; the block's
-/// max, and its sums, by the two reductions above: no staging, no second read of the states, no
-/// tree. Not the exact mode's order or bits (fast mode's statistics are tested statistically).
+/// A fast thread's running sums: the max m of its log-weights so far and, relative to it, the sums of
+/// w = exp(lw - m), w^2, w d, w d^2 and w 1{x <= truth} (d = x - shift), in float. They stay in
+/// shared memory between a block's spans (a thread's own column: no barrier), as do the shift and
+/// the true state: in registers across the spans' rounds they made the kernel spill 272 bytes.
+struct fast_sums {
+  float m, w, w2, wd, wdd, below;
+
+  /// The sums rescaled by f = exp(m - to) (f^2 for w^2): relative to `to` >= m.
+  __device__ void rescale(float to) {
+    const float f = fast::ex2((m - to) * fast::log2e);  // m = -inf: 0
+    w *= f;
+    w2 *= f * f;
+    wd *= f;
+    wdd *= f;
+    below *= f;
+    m = to;
+  }
+};
+/// What a fast block keeps in shared memory between its spans: each thread's sums (a column of
+/// each), the sums' centre and true state, and the block's first NaN / +inf (atomicMin; bad input only).
+struct fast_block_state {
+  float m[chunk_threads], w[chunk_threads], w2[chunk_threads], wd[chunk_threads], wdd[chunk_threads],
+      below[chunk_threads];
+  float centre, truth;
+  unsigned long long first_bad;
+  __device__ fast_sums load() const {
+    const unsigned t = threadIdx.x;
+    return {m[t], w[t], w2[t], wd[t], wdd[t], below[t]};
+  }
+  __device__ void store(const fast_sums& s) {
+    const unsigned t = threadIdx.x;
+    m[t] = s.m;
+    w[t] = s.w;
+    w2[t] = s.w2;
+    wd[t] = s.wd;
+    wdd[t] = s.wdd;
+    below[t] = s.below;
+  }
+};
+
+/// A fast block's part of the particles: row pairs [r_b, r_{b+1}) of R = ceil(N / 1024), r_b =
+/// floor(b R / G) for G blocks, G = min(ceil(R / 4), the blocks the GPU runs at once) (impl's
+/// summary_count): a span's worth a block where N is small (blocks of one row pair made the tick at
+/// 2^18 2 us slower), else every block at once. A row pair (1024 particles, 1024-aligned) is the
+/// unit because its two rows share their Philox blocks (fast::draws_of): the draws do not depend on
+/// G. The blocks' shares differ by at most one row pair, so that they end together (4096-particle
+/// chunks, a block each, left the last of 10.3 waves a third full at 2^24).
+constexpr unsigned row_pair = 2 * chunk_threads;
+struct particle_range {
+  unsigned begin, end;
+};
+__device__ inline particle_range this_block_range(unsigned n) {
+  const unsigned pairs = (n + row_pair - 1) / row_pair;
+  const auto first = static_cast<unsigned>(std::uint64_t{blockIdx.x} * pairs / gridDim.x);
+  const auto last = static_cast<unsigned>((std::uint64_t{blockIdx.x} + 1) * pairs / gridDim.x);
+  return {first * row_pair, min(n, last * row_pair)};
+}
+
+/// Up to 4096 particles of a fast block's range from `begin` (`count` of them; thread t: particles
+/// begin + t, + 512, ...: coalesced), moved and added to the thread's running sums. Each thread
+/// keeps its particles (state, log-weight) in registers and adds their w = ex2((lw - m) log2 e) (0
+/// for -inf), m its running max; no staging, no second read of the states, no barrier.
 /// The draws: rounds k and k + 1 (k even) of a thread share a Philox block (fast::draws_of, at the
 /// round-k particle's stream), drawn after the rounds' loads went out, so that the Philox work
 /// hides their latency (waiting on them was the kernel's first stall: 135.6 -> 125.6 us at 2^24 on
 /// an H100, session 20).
-/// `Full`: the chunk has all its 4096 particles (every chunk but the last may), so no round tests
-/// whether its particle exists (a branch and its reconvergence, about 4 instructions a particle).
+/// `Full`: all 4096 particles are there (every span of a block but its last may be), so no round
+/// tests whether its particle exists (a branch and its reconvergence, about 4 instructions a particle).
 template <bool Full, class Moves, class Load, class Step>
-__device__ void run_chunk_fast(const Moves& moves, unsigned count, double shift, double truth, chunk_draws draws,
-                               chunk_summary* out, const Load& load, const Step& step) {
+__device__ void fast_span(const Moves& moves, unsigned begin, unsigned count, chunk_draws draws, fast_block_state& b,
+                          const Load& load, const Step& step) {
   constexpr float infinity = std::numeric_limits<float>::infinity();
-  // Indices in 32 bits (N < 2^31): the moves' addresses are then one IMAD.WIDE.U32 each, where 64-bit
-  // ones took two instructions, and were computed again in every round (too few registers to keep).
-  const unsigned begin = blockIdx.x * static_cast<unsigned>(detail::chunk);
   float x[per_thread], lw[per_thread];
   fast::draw_pair pair[draw_rounds / 2];
   float my_max = -infinity;  // NaN or +inf once a log-weight is: max_or_nan
@@ -503,119 +559,94 @@ __device__ void run_chunk_fast(const Moves& moves, unsigned count, double shift,
       my_max = max_or_nan(my_max, lw[k]);
     }
   }
-  const bool bad = !(my_max < infinity);
-  bool any_bad = false;
-  const float m = chunk_max_fast(bad ? -infinity : my_max, bad, any_bad);
-  unsigned long long my_bad = detail::no_index;
-  if (any_bad) {  // bad input only: the first offending index (a thread's particles run in order)
-    for (int k = per_thread - 1; k >= 0; --k) {
-      if (!(lw[k] < infinity)) my_bad = std::uint64_t{begin} + threadIdx.x + chunk_threads * k;
+  if (!(my_max < infinity)) {  // bad input only: the thread's first (it moves its particles in order)
+    for (int k = 0; k < per_thread; ++k) {
+      if (!(lw[k] < infinity)) {
+        atomicMin(&b.first_bad, std::uint64_t{begin} + threadIdx.x + chunk_threads * k);
+        break;
+      }
     }
-    double unused = -inf;
-    block_max_and_first_bad<chunk_threads>(unused, my_bad);
+    b.m[threadIdx.x] = std::numeric_limits<float>::quiet_NaN();  // no more sums: the tick is refused
+    return;
   }
-  float sw = 0, sw2 = 0, swd = 0, swdd = 0, sbelow = 0;
+  if (!(my_max > -infinity)) return;  // nothing to add, or a NaN already
+  fast_sums sums = b.load();
+  if (!(sums.m == sums.m)) return;
+  if (my_max > sums.m) sums.rescale(my_max);
+  const float centre = b.centre, truth = b.truth;
   // The PIT's sum only where there is a true state. (w as one fma, lw log2 e - m log2 e, was tried:
   // m log2 e rounded to float puts half its ulp into every exponent, wrong weights from |m| ~ 1e7.)
   const auto add = [&](auto has_truth) {
-    const auto centre = static_cast<float>(shift), below = static_cast<float>(truth);
 #pragma unroll
     for (int k = 0; k < per_thread; ++k) {
-      const float w = fast::ex2((lw[k] - m) * fast::log2e);  // -inf: 0
+      const float w = fast::ex2((lw[k] - sums.m) * fast::log2e);  // -inf: 0
       const float d = x[k] - centre;
-      sw += w;
-      sw2 = __fmaf_rn(w, w, sw2);
-      swd = __fmaf_rn(w, d, swd);
-      swdd = __fmaf_rn(w * d, d, swdd);
-      if constexpr (decltype(has_truth)::value) sbelow += x[k] <= below ? w : 0.0f;
+      sums.w += w;
+      sums.w2 = __fmaf_rn(w, w, sums.w2);
+      sums.wd = __fmaf_rn(w, d, sums.wd);
+      sums.wdd = __fmaf_rn(w * d, d, sums.wdd);
+      if constexpr (decltype(has_truth)::value) sums.below += x[k] <= truth ? w : 0.0f;
     }
   };
-  if (!any_bad && m > -infinity) {
-    if (truth == truth) {
-      add(std::true_type{});
-    } else {
-      add(std::false_type{});
-    }
+  if (truth == truth) {
+    add(std::true_type{});
+  } else {
+    add(std::false_type{});
   }
-  const moments total = chunk_sums_fast(sw, sw2, swd, swdd, sbelow);
-  if (threadIdx.x == 0) *out = chunk_summary{static_cast<double>(m), my_bad, total};
+  b.store(sums);
 }
 
-/// Where the particle kernels leave their chunks' summaries. In fast mode with more than a group of
-/// chunks, the blocks of each group of summary_group consecutive chunks also fold them into one
-/// summary: the group's last block to finish (a count per group) combines its members, in index
-/// order, so that finish_tick reads a summary per group (at 2^24: 64, where one block reading 4096
-/// took 10.8 us). Exact mode keeps the CPU's order (combine_chunks over every chunk).
-struct summary_sink {
-  chunk_summary* chunks;
-  chunk_summary* groups;  ///< null: no folding
-  unsigned* done;         ///< per group: its blocks finished so far (set back to 0 by the last)
-};
-constexpr unsigned summary_group = 64;
-
-/// A chunk's sums written by another block of this kernel, read from L2 (L1 is not coherent).
-__device__ inline moments load_sums(const chunk_summary* p) {
-  return {__ldcg(&p->sums.w), __ldcg(&p->sums.w2), __ldcg(&p->sums.wd), __ldcg(&p->sums.wdd), __ldcg(&p->sums.below)};
-}
-
-/// The fold (summary_sink), by every thread of a fast chunk's block once thread 0 wrote its
-/// summary: the group's max, first NaN / +inf, and its members' sums rescaled to that max.
-__device__ void fold_group(const summary_sink& sink) {
-  __shared__ bool last;
-  const unsigned group = blockIdx.x / summary_group, first = group * summary_group;
-  const unsigned members = min(summary_group, gridDim.x - first);
-  if (threadIdx.x == 0) {  // thread 0 wrote the summary: its count releases it, and acquires the others'
-    ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> done(sink.done[group]);
-    last = done.fetch_add(1u, ::cuda::memory_order_acq_rel) == members - 1;
+/// A fast block: its range (this_block_range) in spans of 4096, then its summary, out[blockIdx.x]:
+/// the block's max M and first NaN / +inf by a block reduction, each thread's sums rescaled to M,
+/// added across a warp in float and across the warps in double (chunk_sums_fast). Not the exact
+/// mode's order or bits (fast mode's statistics are tested statistically); the grid's size (the
+/// GPU's multiprocessors) sets the order of the float sums, so their rounding differs between GPUs.
+template <class Moves, class Load, class Step>
+__device__ void run_range_fast(const Moves& moves, unsigned n, double shift, double truth, chunk_draws draws,
+                               chunk_summary* out, const Load& load, const Step& step) {
+  constexpr float infinity = std::numeric_limits<float>::infinity();
+  __shared__ fast_block_state b;
+  b.store(fast_sums{-infinity, 0, 0, 0, 0, 0});
+  if (threadIdx.x == 0) {
+    b.centre = static_cast<float>(shift);
+    b.truth = static_cast<float>(truth);
+    b.first_bad = detail::no_index;
   }
   __syncthreads();
-  if (!last || threadIdx.x >= 32) return;
-  // A lane folds members lane and lane + 32; few registers (a block in 64 runs this).
-  const chunk_summary* const member = sink.chunks + first;
-  double m = -inf;
-  unsigned long long bad = detail::no_index;
-  for (unsigned j = threadIdx.x; j < members; j += 32) {
-    const double mj = __ldcg(&member[j].max);
-    m = mj > m ? mj : m;
-    bad = min(bad, static_cast<unsigned long long>(__ldcg(&member[j].first_bad)));
+  const particle_range range = this_block_range(n);
+  for (unsigned begin = range.begin; begin < range.end; begin += detail::chunk) {
+    const unsigned count = min(range.end - begin, static_cast<unsigned>(detail::chunk));
+    if (count == detail::chunk) {
+      fast_span<true>(moves, begin, count, draws, b, load, step);
+    } else {
+      fast_span<false>(moves, begin, count, draws, b, load, step);
+    }
   }
-  for (int offset = 16; offset >= 1; offset /= 2) {
-    const double other = __shfl_xor_sync(~0u, m, offset);
-    m = other > m ? other : m;
-    bad = min(bad, __shfl_xor_sync(~0u, bad, offset));
-  }
-  moments sum{};
-  for (unsigned j = threadIdx.x; j < members; j += 32) {
-    const double mj = __ldcg(&member[j].max);
-    if (mj > -inf) detail::add_chunk(sum, load_sums(member + j), exp(mj - m));
-  }
-  sum = lanes_sum<16>(sum);
-  if (threadIdx.x == 0) {
-    sink.groups[group] = chunk_summary{m, bad, sum};
-    sink.done[group] = 0;  // for the next launch
-  }
+  fast_sums sums = b.load();
+  bool any_bad = false;
+  const float m = chunk_max_fast(sums.m == sums.m ? sums.m : -infinity, !(sums.m == sums.m), any_bad);
+  // chunk_max_fast's barriers made the atomicMins visible
+  const unsigned long long first_bad = any_bad ? b.first_bad : detail::no_index;
+  if (!any_bad && m > -infinity) sums.rescale(m);
+  const moments total = chunk_sums_fast(sums.w, sums.w2, sums.wd, sums.wdd, sums.below);
+  if (threadIdx.x == 0) out[blockIdx.x] = chunk_summary{static_cast<double>(m), first_bad, total};
 }
 
-/// A chunk of either precision. A particle's move comes in two parts: `load(j)` reads what particle
-/// j moves from (a particle_in), and `step(j, in, drawn, state)` moves it, writes it out, sets
-/// `state` and returns its log-weight. The exact chunk runs them back to back; the fast one issues
-/// its rounds' loads before their Philox blocks, whose work then hides their latency.
+/// A chunk of either precision: exact, chunk blockIdx.x (or its cluster's); fast, the block's range.
+/// A particle's move comes in two parts: `load(j)` reads what particle j moves from (a particle_in),
+/// and `step(j, in, drawn, state)` moves it, writes it out, sets `state` and returns its log-weight.
+/// The exact chunk runs them back to back; the fast one issues its rounds' loads before their Philox
+/// blocks, whose work then hides their latency.
 template <class Moves, class Load, class Step>
 __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Moves::real* x, double shift, double truth,
-                          chunk_draws draws, const summary_sink& sink, const Load& load, const Step& step) {
+                          chunk_draws draws, chunk_summary* chunks, const Load& load, const Step& step) {
   if constexpr (Moves::fast) {
-    const auto count = static_cast<unsigned>(min(n - blockIdx.x * detail::chunk, detail::chunk));
-    if (count == detail::chunk) {
-      run_chunk_fast<true>(moves, count, shift, truth, draws, sink.chunks + blockIdx.x, load, step);
-    } else {
-      run_chunk_fast<false>(moves, count, shift, truth, draws, sink.chunks + blockIdx.x, load, step);
-    }
-    if (sink.groups) fold_group(sink);
+    run_range_fast(moves, static_cast<unsigned>(n), shift, truth, draws, chunks, load, step);
   } else {
     const auto move = [&](std::size_t j, double& state, const polar_point& drawn) {
       return step(j, load(j), drawn, state);
     };
-    run_chunk_exact<Moves::clustered>(moves, n, x, shift, truth, draws, sink.chunks, move);
+    run_chunk_exact<Moves::clustered>(moves, n, x, shift, truth, draws, chunks, move);
   }
 }
 
@@ -673,7 +704,7 @@ __device__ inline double truth_at(const tick_io& io, std::uint32_t t) {
 
 template <class Moves, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
-    initial_weight(Moves moves, std::size_t n, tick_io io, Real* x, Real* lw, summary_sink chunks) {
+    initial_weight(Moves moves, std::size_t n, tick_io io, Real* x, Real* lw, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[0]);
   const chunk_draws draws{true, 0};
   const auto nothing = [](auto) { return particle_in<Real>{}; };
@@ -688,7 +719,7 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
 template <class Moves, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     first_stage(Moves moves, std::size_t n, const scalars* s, tick_io io, const Real* x, const Real* lw, Real* fs,
-                Real* v, summary_sink chunks) {
+                Real* v, chunk_summary* chunks) {
   const auto y = static_cast<Real>(io.y[s->tick]);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   run_chunk(
@@ -736,7 +767,7 @@ template <class Moves, bool Jitters = true, class Real = typename Moves::real>
 __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
     gather_propagate(Moves moves, std::size_t n, double jitter, bool auxiliary, tick_io io,
                      const std::int32_t* ancestors, const cuda::device_status* st, const Real* x, const Real* lw,
-                     const Real* fs, Real* x_out, Real* lw_out, scalars* s, summary_sink chunks) {
+                     const Real* fs, Real* x_out, Real* lw_out, scalars* s, chunk_summary* chunks) {
   cuda::detail::let_next_kernel_launch();  // finish_tick, launched early, waits for this kernel's end
   const std::uint32_t tick = s->tick;
   const auto y = static_cast<Real>(io.y[tick]);
@@ -745,7 +776,7 @@ __global__ void __launch_bounds__(chunk_threads, chunk_blocks_per_sm<Moves>)
   const bool resampled = s->resample && st->code == 0;
   const chunk_draws draws{true, tick};
   // What a particle moves from, for a tick that resampled or not; j: unsigned in fast mode
-  // (run_chunk_fast), std::size_t in exact mode.
+  // (fast_span), std::size_t in exact mode.
   const auto load = [&](auto resampled_tick) {
     return [&](auto j) {
       if constexpr (decltype(resampled_tick)::value) {
@@ -878,6 +909,9 @@ struct cuda_filter<Model>::impl {
   cudaStream_t body_stream = nullptr;     ///< private: captures the resampler's conditional body
   key k;
   std::size_t n = 0, chunk_count = 0;
+  /// The particle kernels' blocks that write a summary each: exact, a chunk's (chunk_count); fast,
+  /// every block, a range of row pairs each (this_block_range): as many as the GPU runs at once.
+  std::size_t summary_count = 0;
   unsigned cluster = 1;  ///< blocks per chunk of the particle kernels (exact_cluster())
   std::size_t temp_bytes = 0;
   std::size_t ticks = 0, capacity = 0;
@@ -887,8 +921,6 @@ struct cuda_filter<Model>::impl {
   device_vector<double> y_a, truth_a;
   device_vector<std::int32_t> ancestors_a;
   device_vector<chunk_summary> chunks_a;
-  device_vector<chunk_summary> groups_a;  ///< fast mode's folded summaries (summary_sink), if any
-  device_vector<unsigned> group_done_a;
   device_vector<scalars> s_a;
   device_vector<unsigned char> temp_a;
   device_vector<double> increment_a, mean_a, sd_a, ess_a, pit_a;
@@ -935,13 +967,14 @@ struct cuda_filter<Model>::impl {
     fs_a = device_vector<unsigned char>(auxiliary ? bytes : 0);  // the first stage's buffers
     v_a = device_vector<unsigned char>(auxiliary ? bytes : 0);
     ancestors_a = device_vector<std::int32_t>(n);
-    chunks_a = device_vector<chunk_summary>(chunk_count);
-    if (is_fast() && chunk_count > summary_group) {
-      const std::size_t groups = (chunk_count + summary_group - 1) / summary_group;
-      groups_a = device_vector<chunk_summary>(groups);
-      group_done_a = device_vector<unsigned>(groups);
-      cuda::check(cudaMemsetAsync(group_done_a.data(), 0, groups * sizeof(unsigned), stream), "cudaMemsetAsync (bpf)");
+    summary_count = chunk_count;
+    if (is_fast()) {
+      const std::size_t row_pairs = (n + row_pair - 1) / row_pair;
+      const auto resident = static_cast<std::size_t>(cuda::detail::multiprocessor_count()) *
+                            static_cast<std::size_t>(chunk_blocks_per_sm<decltype(fast::moves_for(model, k))>);
+      summary_count = std::min((row_pairs + 3) / 4, resident);
     }
+    chunks_a = device_vector<chunk_summary>(summary_count);
     s_a = device_vector<scalars>(1);
     temp_a = device_vector<unsigned char>(temp_bytes);
     s = s_a.data();
@@ -1047,7 +1080,8 @@ struct cuda_filter<Model>::impl {
   template <class... Params, class... Args>
   void launch_chunks(void (*kernel)(Params...), std::size_t dynamic_bytes, cudaStream_t on, const char* what,
                      Args... args) const {
-    const chunk_launch l(cluster * static_cast<unsigned>(chunk_count), cluster, dynamic_bytes, on);
+    const auto blocks = static_cast<unsigned>(is_fast() ? summary_count : cluster * chunk_count);
+    const chunk_launch l(blocks, cluster, dynamic_bytes, on);
     cuda::check(cudaLaunchKernelEx(&l.config, kernel, static_cast<Params>(args)...), what);
   }
 
@@ -1071,13 +1105,7 @@ struct cuda_filter<Model>::impl {
   }
 
   /// Where the particle kernels leave their summaries, and what the finishing kernels read.
-  [[nodiscard]] summary_sink sink() const {
-    return {chunks_a.data(), groups_a.data(), group_done_a.data()};
-  }
-  [[nodiscard]] const chunk_summary* summaries() const { return groups_a.data() ? groups_a.data() : chunks_a.data(); }
-  [[nodiscard]] std::size_t summary_count() const {
-    return groups_a.data() ? (chunk_count + summary_group - 1) / summary_group : chunk_count;
-  }
+  [[nodiscard]] chunk_summary* summaries() const { return chunks_a.data(); }
 
   [[nodiscard]] const cuda::device_status* status() const {
     return reinterpret_cast<const cuda::device_status*>(temp_a.data());  // the resampler's verdict
@@ -1183,10 +1211,10 @@ struct cuda_filter<Model>::impl {
         kernels->launch(initial_slot, stream);
       } else {
         launch_chunks(&initial_weight<decltype(moves)>, drawn_bytes(moves), stream, "launch of bpf initial_weight",
-                      moves, n, io(), x, lw, sink());
+                      moves, n, io(), x, lw, summaries());
       }
       const bool auxiliary = opt.kind == filter_kind::auxiliary;
-      finish_tick<Real, false><<<1, lanes, 0, stream>>>(summaries(), summary_count(), x, lw, opt.ess_threshold, n,
+      finish_tick<Real, false><<<1, lanes, 0, stream>>>(summaries(), summary_count, x, lw, opt.ess_threshold, n,
                                                           auxiliary, io(), status(), s, {});
       cuda::check_launch("bpf finish_tick");
       if (!auxiliary) enqueue_resampler(stream, static_cast<const Real*>(lw), gated_at_tick());
@@ -1240,10 +1268,10 @@ struct cuda_filter<Model>::impl {
       if (kernels) {
         kernels->launch(first_stage_slot + p, on);
       } else {
-        launch_chunks(&first_stage<Moves>, 0, on, "launch of bpf first_stage", moves, n, s, io(), x, lw, fs, v, sink());
+        launch_chunks(&first_stage<Moves>, 0, on, "launch of bpf first_stage", moves, n, s, io(), x, lw, fs, v, summaries());
       }
       const auto finish = conditional ? &finish_first_stage<Real, true> : &finish_first_stage<Real, false>;
-      finish<<<1, lanes, 0, on>>>(summaries(), summary_count(), x, v, opt.ess_threshold, n, s, next);
+      finish<<<1, lanes, 0, on>>>(summaries(), summary_count, x, v, opt.ess_threshold, n, s, next);
       cuda::check_launch("bpf finish_first_stage");
       resampler(v);
     }
@@ -1254,10 +1282,10 @@ struct cuda_filter<Model>::impl {
       const auto kernel = Moves::fast && opt.jitter <= 0.0 ? &gather_propagate<Moves, !Moves::fast>
                                                            : &gather_propagate<Moves, true>;
       launch_chunks(kernel, drawn_bytes(moves), on, "launch of bpf gather_propagate", moves, n, opt.jitter, auxiliary,
-                    io(), ancestors_a.data(), status(), x, lw, fs, x_out, lw_out, s, sink());
+                    io(), ancestors_a.data(), status(), x, lw, fs, x_out, lw_out, s, summaries());
     }
     const auto finish = conditional && !auxiliary ? &finish_tick<Real, true> : &finish_tick<Real, false>;
-    launch_finish(finish, on, "launch of bpf finish_tick", summaries(), summary_count(), x_out, lw_out,
+    launch_finish(finish, on, "launch of bpf finish_tick", summaries(), summary_count, x_out, lw_out,
                   opt.ess_threshold, n, auxiliary, io(), status(), s, next);
     if (!auxiliary) resampler(lw_out);
   }

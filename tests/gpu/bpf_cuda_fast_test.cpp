@@ -44,12 +44,14 @@ struct config {
   const char* name;
   filter_kind kind;
   double threshold;
-  bool folded = false;  ///< N = folded_n instead of the tests' own
+  bool spans = false;  ///< N = spans_n instead of the tests' own
 };
 
-/// 69 chunks of 4096 (the last partial): more than a group of 64, so the blocks fold their chunk
-/// summaries in two groups, the second of 5 (summary_group in src/cuda/bpf_filter.cu).
-constexpr std::size_t folded_n = 68 * 4096 + 7;
+/// 2049 row pairs of 1024 particles, the last of 7: on a GPU that runs at most 512 fast blocks at
+/// once (an H100 or H200 runs 396), each block moves 5 or 6 row pairs, a full span of 4096 particles
+/// and a partial one, and the last block's partial span ends inside a row (this_block_range in
+/// src/cuda/bpf_filter.cu).
+constexpr std::size_t spans_n = (std::size_t{1} << 21) + 7;
 
 class CudaFastVsKalman : public ::testing::TestWithParam<config> {
  protected:
@@ -64,7 +66,7 @@ TEST_P(CudaFastVsKalman, LikelihoodIsUnbiased) {
   constexpr int reps = 200;
   std::vector<double> ratio;
   for (int r = 0; r < reps; ++r) {
-    const auto opt = fast_options(GetParam().folded ? folded_n : 512, 1000u + static_cast<unsigned>(r),
+    const auto opt = fast_options(GetParam().spans ? spans_n : 512, 1000u + static_cast<unsigned>(r),
                                   GetParam().threshold, GetParam().kind);
     const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
     ratio.push_back(std::exp(run.log_likelihood - exact));
@@ -85,7 +87,7 @@ TEST_P(CudaFastVsKalman, FilteredMeansMatchKalman) {
   const std::size_t ticks = data.observations.size();
   std::vector<double> sum(ticks), sum2(ticks), ratio_sum(ticks), ratio_sum2(ticks);
   for (int r = 0; r < reps; ++r) {
-    const auto opt = fast_options(GetParam().folded ? folded_n : 2048, 77u + static_cast<unsigned>(r),
+    const auto opt = fast_options(GetParam().spans ? spans_n : 2048, 77u + static_cast<unsigned>(r),
                                   GetParam().threshold, GetParam().kind);
     const auto run = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(data.observations), opt);
     for (std::size_t t = 0; t < ticks; ++t) {
@@ -115,8 +117,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(config{"bootstrap_ess_half", filter_kind::bootstrap, 0.5},
                       config{"bootstrap_every_tick", filter_kind::bootstrap, 1.0},
                       config{"auxiliary_ess_half", filter_kind::auxiliary, 0.5},
-                      config{"bootstrap_folded_summaries", filter_kind::bootstrap, 0.5, true},
-                      config{"auxiliary_folded_summaries", filter_kind::auxiliary, 0.5, true}),
+                      config{"bootstrap_many_spans", filter_kind::bootstrap, 0.5, true},
+                      config{"auxiliary_many_spans", filter_kind::auxiliary, 0.5, true}),
     [](const auto& test) { return std::string(test.param.name); });
 
 class CudaFastSvCalibration : public ::testing::TestWithParam<resample::test::sv_scenario> {
@@ -178,7 +180,7 @@ void expect_same_runs(const resample::bpf::filter_run& a, const resample::bpf::f
 }
 
 /// Fast runs of both models and both filters (jitter on; N = 1, 257 and 10007: a partial warp, a
-/// partial block, not a whole number of chunks; folded_n: chunk summaries folded in groups) with the
+/// partial block, not a whole number of chunks; spans_n: blocks of several spans) with the
 /// resampler node `node`, twice, or against the other node when `against_other`.
 void expect_reproducible(resample::bpf::resampler_node node, bool against_other) {
   using resample::bpf::resampler_node;
@@ -190,8 +192,8 @@ void expect_reproducible(resample::bpf::resampler_node node, bool against_other)
                                               : node;
   for (const auto& [kind, n] : {std::pair{filter_kind::bootstrap, 10007}, std::pair{filter_kind::auxiliary, 10007},
                                std::pair{filter_kind::bootstrap, 1}, std::pair{filter_kind::bootstrap, 257},
-                               std::pair{filter_kind::bootstrap, static_cast<int>(folded_n)},
-                               std::pair{filter_kind::auxiliary, static_cast<int>(folded_n)}}) {
+                               std::pair{filter_kind::bootstrap, static_cast<int>(spans_n)},
+                               std::pair{filter_kind::auxiliary, static_cast<int>(spans_n)}}) {
     auto opt = fast_options(static_cast<std::size_t>(n), 42, 0.7, kind);
     opt.jitter = 0.01;
     const std::string what =
@@ -221,13 +223,13 @@ TEST(CudaFastFilter, ConditionalNodeGivesTheGatedBits) {
 
 // Observations far in the tails (linear-Gaussian, tau = 1): log-weights near -5e11, whose
 // exponents must be formed relative to each chunk's max in float without loss (lw log2 e - m log2 e
-// by one fma, tried in session 20, gave NaN from y = 6e4 on). N = folded_n, so through the fold too.
+// by one fma, tried in session 20, gave NaN from y = 6e4 on). N = spans_n: each thread's running max rises from span to span.
 // The fast log-likelihood within 1e-4 relative of the exact filter's: the two differ by the particle
 // nearest the outlier, about y times a fraction of a state's sd (1e-6 relative here).
 TEST(CudaFastFilter, OutlyingObservationsKeepFiniteWeights) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const std::vector<double> y = {0.3, 6e4, -0.2, 1e6, 0.1};
-  auto opt = fast_options(folded_n, 8);
+  auto opt = fast_options(spans_n, 8);
   const auto fast = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(y), opt);
   opt.precision = filter_precision::exact;
   const auto exact = resample::bpf::run_cuda_filter(lg_model, std::span<const double>(y), opt);
@@ -235,7 +237,7 @@ TEST(CudaFastFilter, OutlyingObservationsKeepFiniteWeights) {
   for (std::size_t t = 0; t < y.size(); ++t) {
     EXPECT_TRUE(std::isfinite(fast.ticks[t].mean) && std::isfinite(fast.ticks[t].sd)) << "tick " << t;
     EXPECT_GE(fast.ticks[t].ess, 1.0 - 1e-6) << "tick " << t;
-    EXPECT_LE(fast.ticks[t].ess, static_cast<double>(folded_n) * (1.0 + 1e-6)) << "tick " << t;
+    EXPECT_LE(fast.ticks[t].ess, static_cast<double>(spans_n) * (1.0 + 1e-6)) << "tick " << t;
   }
   EXPECT_NEAR(fast.log_likelihood, exact.log_likelihood, 1e-4 * std::fabs(exact.log_likelihood));
 }
@@ -271,9 +273,9 @@ TEST(CudaFastFilter, RefusesWhatItCannotRun) {
   const std::vector<double> zero_weights = {0.1, 1e30, 0.2};  // every density underflows
   EXPECT_EQ(message([&] { resample::bpf::run_cuda_filter(model, std::span<const double>(zero_weights), opt); }),
             "tick 1: every particle has zero weight");
-  // The same through the folded chunk summaries (every group's max -inf).
+  // The same with blocks of several spans (every block's max -inf).
   EXPECT_EQ(message([&] {
-              resample::bpf::run_cuda_filter(model, std::span<const double>(zero_weights), fast_options(folded_n, 3));
+              resample::bpf::run_cuda_filter(model, std::span<const double>(zero_weights), fast_options(spans_n, 3));
             }),
             "tick 1: every particle has zero weight");
 }
