@@ -49,7 +49,6 @@
 #include <vector>
 
 #include <cooperative_groups.h>
-#include <cuda/atomic>
 #include <cub/block/block_reduce.cuh>
 
 #include "detail/device_facts.hpp"
@@ -414,7 +413,7 @@ __device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
 }
 
 /// The sums of the lanes [l - l mod 2 Widest, + 2 Widest) of a warp, in each of them: a butterfly,
-/// each of the five on its own (a fast block's warps' sums).
+/// each of the five on its own (a fast block's warps' sums, the fast finish's lanes).
 template <int Widest>
 __device__ inline moments lanes_sum(moments s) {
 #pragma unroll
@@ -698,6 +697,84 @@ __device__ detail::tick_statistics combine_chunks(const chunk_summary* chunks, s
   return t;  // complete in thread 0 only
 }
 
+/// Fast mode's statistics from its blocks' summaries (a few hundred: one per block the GPU runs at
+/// once) in one pass: each thread adds its summaries rescaled to their running max (a rare second
+/// exp where a later one is larger), then the block's max and first NaN / +inf by shuffles and one
+/// barrier, each thread's sums rescaled to the max, and their total by shuffles and one barrier.
+/// (combine_chunks, two passes with CUB's reductions and a tree of eight barriers, keeps the CPU's
+/// order for exact mode.) Not the CPU's order: fast mode's statistics are tested statistically.
+__device__ detail::tick_statistics combine_fast(const chunk_summary* chunks, std::size_t count, double shift,
+                                                bool has_truth) {
+  constexpr int batch = 2, warps = lanes / 32;
+  __shared__ double warp_max[warps];
+  __shared__ unsigned long long warp_bad[warps];
+  __shared__ moments warp_sum[warps];
+  double m = -inf;
+  unsigned long long bad = detail::no_index;
+  moments acc{};
+  for (std::size_t first = threadIdx.x; first < count; first += std::size_t{batch} * lanes) {
+    chunk_summary c[batch];
+#pragma unroll
+    for (int j = 0; j < batch; ++j) {
+      if (first + std::size_t{lanes} * j < count) c[j] = chunks[first + std::size_t{lanes} * j];
+    }
+#pragma unroll
+    for (int j = 0; j < batch; ++j) {
+      if (first + std::size_t{lanes} * j < count) {
+        bad = min(bad, static_cast<unsigned long long>(c[j].first_bad));
+        if (c[j].max > m) {
+          const double e = m > -inf ? deterministic_exp_nonpositive(m - c[j].max) : 0.0;
+          acc = moments{acc.w * e, acc.w2 * (e * e), acc.wd * e, acc.wdd * e, acc.below * e};
+          m = c[j].max;
+        }
+        if (c[j].max > -inf) detail::add_chunk(acc, c[j].sums, deterministic_exp_nonpositive(c[j].max - m));
+      }
+    }
+  }
+  double M = m;
+  unsigned long long first_bad = bad;
+  for (int offset = 16; offset >= 1; offset /= 2) {
+    const double other = __shfl_xor_sync(~0u, M, offset);
+    M = other > M ? other : M;
+    first_bad = min(first_bad, __shfl_xor_sync(~0u, first_bad, offset));
+  }
+  if (threadIdx.x % 32 == 0) {
+    warp_max[threadIdx.x / 32] = M;
+    warp_bad[threadIdx.x / 32] = first_bad;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < warps; ++w) {
+    M = warp_max[w] > M ? warp_max[w] : M;
+    first_bad = min(first_bad, warp_bad[w]);
+  }
+  detail::tick_statistics t;
+  t.first_bad = first_bad;
+  t.all_zero = t.first_bad == detail::no_index && M == -inf;
+  if (t.first_bad != detail::no_index || t.all_zero) return t;
+  const double e = m > -inf ? deterministic_exp_nonpositive(m - M) : 0.0;
+  acc = lanes_sum<16>(moments{acc.w * e, acc.w2 * (e * e), acc.wd * e, acc.wdd * e, acc.below * e});
+  if (threadIdx.x % 32 == 0) warp_sum[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    moments total{};
+    for (int w = 0; w < warps; ++w) total = total + warp_sum[w];
+    detail::finish_statistics(t, M, total, shift, has_truth);
+  }
+  return t;  // complete in thread 0 only
+}
+
+/// The tick's statistics from the particle kernels' summaries, as the precision combines them.
+template <class Real>
+__device__ detail::tick_statistics combine(const chunk_summary* chunks, std::size_t count, double shift,
+                                           bool has_truth) {
+  if constexpr (std::is_same_v<Real, float>) {
+    return combine_fast(chunks, count, shift, has_truth);
+  } else {
+    return combine_chunks(chunks, count, shift, has_truth);
+  }
+}
+
 __device__ inline double truth_at(const tick_io& io, std::uint32_t t) {
   return io.truth ? io.truth[t] : std::numeric_limits<double>::quiet_NaN();
 }
@@ -748,7 +825,7 @@ __global__ void __launch_bounds__(lanes) finish_first_stage(const chunk_summary*
                                                               std::size_t n, scalars* s,
                                                               cudaGraphConditionalHandle next) {
   const double lse_after = s->lse_after;  // read before the chunks, as finish_tick's scalars
-  const auto t = combine_chunks(chunks, count, 0.0, false);
+  const auto t = combine<Real>(chunks, count, 0.0, false);
   if (threadIdx.x != 0) return;
   if (t.first_bad != detail::no_index || t.all_zero) {
     record_weights(s, t, v, x);
@@ -824,15 +901,17 @@ __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks
                                                        const Real* lw, double threshold, std::size_t n,
                                                        bool auxiliary, tick_io io, const cuda::device_status* st,
                                                        scalars* s, cudaGraphConditionalHandle next) {
-  // Launched early after the particle kernel (launch_finish): nothing is read before it has ended.
-  cuda::detail::wait_for_previous_kernel();
   // One kernel on one SM is a chain of latencies: the scalars are read once, up front, and nothing
   // is written before the chunks are read (a store to `s` kept the chunks' loads behind it).
+  // Launched early after the particle kernel (launch_finish), it reads the scalars and the true
+  // state, which no kernel since the previous finish_tick wrote, before it waits for that kernel's
+  // end; the summaries and the resampler's verdict after.
   const scalars before = *s;
   const std::uint32_t tick = before.tick;
   const bool first = tick == 0;
   const bool has_truth = io.truth != nullptr && io.truth[tick] == io.truth[tick];
-  const auto t = combine_chunks(chunks, count, first ? 0.0 : before.mean, has_truth);
+  cuda::detail::wait_for_previous_kernel();
+  const auto t = combine<Real>(chunks, count, first ? 0.0 : before.mean, has_truth);
   if (threadIdx.x != 0) return;
   if (!first && before.resample) record_call(s, st);
   io.resampled[tick] = first ? 0 : before.resample;
