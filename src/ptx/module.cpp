@@ -167,8 +167,6 @@ void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_
   // The module is for sm_90 (.target), so a device that loaded it has programmatic launch.
   const CUfunction f = kernel(name);
   auto params = parameters(name, args);
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  cuda::check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
   CUlaunchAttribute early{};
   early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   early.value.programmaticStreamSerializationAllowed = 1;
@@ -180,10 +178,8 @@ void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_
   config.blockDimY = 1;
   config.blockDimZ = 1;
   config.hStream = reinterpret_cast<CUstream>(stream);
-  if (capture == cudaStreamCaptureStatusNone) {
-    config.attrs = &early;
-    config.numAttrs = 1;
-  }
+  config.attrs = &early;
+  config.numAttrs = 1;
   api().check(api().launch_kernel_ex(&config, f, params.data(), nullptr), "cuLaunchKernelEx", name);
 }
 

@@ -45,8 +45,8 @@ void allow_dynamic_shared(const char* name, unsigned bytes);
 /// before they read or write anything a kernel of the call wrote. They may read the caller's
 /// log-weights before it: the kernel ahead lets the next one start only after its own wait (these)
 /// or at its end (any other), and each call's chain begins after a plain launch or a memset, so
-/// whatever wrote the log-weights has finished. A stream being captured gets a plain launch, as
-/// the CUDA backend's launch_early does.
+/// whatever wrote the log-weights has finished. A stream being captured records a programmatic
+/// edge, as the CUDA backend's launch_early does.
 void launch_early(const char* name, unsigned grid, unsigned threads, cudaStream_t stream,
                   std::initializer_list<const void*> args);
 
