@@ -493,6 +493,13 @@ struct fast_block_state {
   }
 };
 
+/// The one fast_block_state of a kernel (a __shared__ variable of a template would be one per
+/// instantiation: the gather kernel's two, for ticks that resampled and ticks that did not).
+__device__ inline fast_block_state& block_state() {
+  __shared__ fast_block_state b;
+  return b;
+}
+
 /// A fast block's part of the particles: row pairs [r_b, r_{b+1}) of R = ceil(N / 1024), r_b =
 /// floor(b R / G) for G blocks, G = min(ceil(R / 4), the blocks the GPU runs at once) (impl's
 /// summary_count): a span's worth a block where N is small (blocks of one row pair made the tick at
@@ -604,7 +611,7 @@ template <class Moves, class Load, class Step>
 __device__ void run_range_fast(const Moves& moves, unsigned n, double shift, double truth, chunk_draws draws,
                                chunk_summary* out, const Load& load, const Step& step) {
   constexpr float infinity = std::numeric_limits<float>::infinity();
-  __shared__ fast_block_state b;
+  fast_block_state& b = block_state();
   b.store(fast_sums{-infinity, 0, 0, 0, 0, 0});
   if (threadIdx.x == 0) {
     b.centre = static_cast<float>(shift);
