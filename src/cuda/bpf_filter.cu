@@ -16,8 +16,9 @@
 //                       (0, -fs_{a_j} or lw_j) + log g(y_t | x'_j); then, in the same kernel, the
 //                       chunk summary of (lw', x'): max, first NaN / +inf, and the sums of w, w^2,
 //                       w d, w d^2, w 1{x <= truth}
-//   finish_tick         one block: the resampler's refusal recorded, if any; the chunks combined
-//                       (chunk_statistics.hpp) -> log-sum-exp, ESS, mean, sd, PIT, the increment;
+//   finish_tick         one block: the resampler's refusal recorded, if any; the summaries combined
+//                       (exact: chunk_statistics.hpp's order; fast: combine_fast) -> log-sum-exp,
+//                       ESS, mean, sd, PIT, the increment;
 //                       bootstrap: the next tick's ESS test, which opens the node below
 //   [cuda::ancestors]   (bootstrap) as above, for tick t + 1 on lw', at step t + 1: a bootstrap
 //                       graph ends with the next tick's resampler (tick 0, launched without a
@@ -193,10 +194,11 @@ __device__ moments lane_total(const moments& mine) {
   return lane[0];  // thread 0 wrote it last
 }
 
-/// A chunk's kernel: `chunk_threads` threads move its 4096 particles, `per_thread` each (thread t:
-/// particles t, t + 512, ...: coalesced), so that small systems still fill much of the GPU, with
-/// two blocks per SM (exact; three in fast mode) so that one's barriers overlap another's work; then
-/// the chunk summary: its max and first NaN / +inf by a block reduction, then its sums.
+/// A particle kernel's block: `chunk_threads` threads move 4096 particles at a time (an exact chunk,
+/// or a fast span), `per_thread` each (thread t: particles t, t + 512, ...: coalesced), so that
+/// small systems still fill much of the GPU, with two blocks per SM (exact; three in fast mode) so
+/// that one's barriers overlap another's work; then the summary: its max and first NaN / +inf by a
+/// block reduction, then its sums.
 /// A particle's move is `load(i)`, what particle i moves from, then `step(i, in, drawn, state)`,
 /// which moves it, writes it (state and log-weight) out, sets `state` and returns its log-weight
 /// (run_chunk); `drawn` is what its draw comes from, which run_chunk defines for both precisions:
@@ -225,7 +227,7 @@ struct chunk_draws {
 
 /// The dynamic shared memory of an exact chunk that draws: the accepted tries' w (32 KiB).
 constexpr std::size_t drawn_w_bytes = detail::chunk * sizeof(double);
-/// A fast chunk loads its particles for load_rounds rounds at a time (all eight at its start: 118 us
+/// A fast span loads its particles for load_rounds rounds at a time (all eight at its start: 118 us
 /// a tick at 2^24 where four took 121, session 37), and draws for draw_rounds (two rounds a Philox
 /// block; two blocks at a time spilled 56 bytes beside the eight rounds' loads).
 constexpr int load_rounds = per_thread;
@@ -396,7 +398,7 @@ __device__ inline float max_or_nan(float a, float b) {
 #endif
 }
 
-/// A fast chunk's max log-weight, in every thread: a warp's by warp_max_of on cuda::order_key, then
+/// A fast block's max log-weight, in every thread: a warp's by warp_max_of on cuda::order_key, then
 /// the warps' by warp 0; and whether any thread saw a NaN / +inf, on the way.
 __device__ inline float chunk_max_fast(float mine, bool bad, bool& any_bad) {
   __shared__ unsigned warp_max[chunk_threads / 32];
@@ -427,7 +429,7 @@ __device__ inline moments lanes_sum(moments s) {
   return s;
 }
 
-/// A fast chunk's sums, in thread 0: each warp's by a butterfly in float (each lane's sums are
+/// A fast block's sums, in thread 0: each warp's by a butterfly in float (each lane's sums are
 /// float already), then the warps' in double by warp 0.
 __device__ inline moments chunk_sums_fast(float w, float w2, float wd, float wdd, float below) {
   __shared__ double warp_sums[chunk_threads / 32][5];
@@ -910,9 +912,11 @@ __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks
                                                        scalars* s, cudaGraphConditionalHandle next) {
   // One kernel on one SM is a chain of latencies: the scalars are read once, up front, and nothing
   // is written before the chunks are read (a store to `s` kept the chunks' loads behind it).
-  // Launched early after the particle kernel (launch_finish), it reads the scalars and the true
-  // state, which no kernel since the previous finish_tick wrote, before it waits for that kernel's
-  // end; the summaries and the resampler's verdict after.
+  // Launched early after the particle kernel (capture_tick), it reads the scalars and the true
+  // state before it waits for that kernel's end: the particle kernel, a plain launch, only reads
+  // them, and every kernel that writes them (the previous finish_tick; auxiliary,
+  // finish_first_stage) finished before it started (launch_chunks); the true states are the
+  // host's. The summaries and the resampler's verdict after the wait.
   const scalars before = *s;
   const std::uint32_t tick = before.tick;
   const bool first = tick == 0;
@@ -996,7 +1000,8 @@ struct cuda_filter<Model>::impl {
   key k;
   std::size_t n = 0, chunk_count = 0;
   /// The particle kernels' blocks that write a summary each: exact, a chunk's (chunk_count); fast,
-  /// every block, a range of row pairs each (this_block_range): as many as the GPU runs at once.
+  /// every block, a range of row pairs each (this_block_range): min(ceil(R / 4), as many as the GPU
+  /// runs at once) for R row pairs.
   std::size_t summary_count = 0;
   unsigned cluster = 1;  ///< blocks per chunk of the particle kernels (exact_cluster())
   std::size_t temp_bytes = 0;
@@ -1162,32 +1167,16 @@ struct cuda_filter<Model>::impl {
     chunk_launch& operator=(const chunk_launch&) = delete;
   };
 
-  /// Enqueues a particle kernel on `on`: `cluster` blocks per chunk.
+  /// Enqueues a particle kernel on `on`: `cluster` blocks per chunk (exact), or summary_count
+  /// blocks (fast). A plain launch, never an early one: the finishing kernels after it read the
+  /// filter's scalars before they wait for it, safe because every kernel that writes them
+  /// (finish_tick, finish_first_stage) has then finished, and the particle kernels only read them.
   template <class... Params, class... Args>
   void launch_chunks(void (*kernel)(Params...), std::size_t dynamic_bytes, cudaStream_t on, const char* what,
                      Args... args) const {
     const auto blocks = static_cast<unsigned>(is_fast() ? summary_count : cluster * chunk_count);
     const chunk_launch l(blocks, cluster, dynamic_bytes, on);
     cuda::check(cudaLaunchKernelEx(&l.config, kernel, static_cast<Params>(args)...), what);
-  }
-
-  /// Enqueues finish_tick (one block) on `on` after the particle kernel, allowed to launch while that
-  /// kernel's last blocks run (programmatic dependent launch, captured as a programmatic edge): it
-  /// waits for the kernel's end before it reads anything (wait_for_previous_kernel).
-  template <class... Params, class... Args>
-  static void launch_finish(void (*kernel)(Params...), cudaStream_t on, const char* what, Args... args) {
-    cudaLaunchAttribute early{};
-    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    early.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(1);
-    config.blockDim = dim3(lanes);
-    config.stream = on;
-    if (cuda::detail::programmatic_launch_supported() && cuda::detail::compiled_for_sm90(kernel)) {
-      config.attrs = &early;
-      config.numAttrs = 1;
-    }
-    cuda::check(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...), what);
   }
 
   /// Where the particle kernels leave their summaries, and what the finishing kernels read.
@@ -1354,7 +1343,8 @@ struct cuda_filter<Model>::impl {
       if (kernels) {
         kernels->launch(first_stage_slot + p, on);
       } else {
-        launch_chunks(&first_stage<Moves>, 0, on, "launch of bpf first_stage", moves, n, s, io(), x, lw, fs, v, summaries());
+        launch_chunks(&first_stage<Moves>, 0, on, "launch of bpf first_stage", moves, n, s, io(), x, lw, fs, v,
+                      summaries());
       }
       const auto finish = conditional ? &finish_first_stage<Real, true> : &finish_first_stage<Real, false>;
       finish<<<1, lanes, 0, on>>>(summaries(), summary_count, x, v, opt.ess_threshold, n, s, next);
@@ -1371,8 +1361,10 @@ struct cuda_filter<Model>::impl {
                     io(), ancestors_a.data(), status(), x, lw, fs, x_out, lw_out, s, summaries());
     }
     const auto finish = conditional && !auxiliary ? &finish_tick<Real, true> : &finish_tick<Real, false>;
-    launch_finish(finish, on, "launch of bpf finish_tick", summaries(), summary_count, x_out, lw_out,
-                  opt.ess_threshold, n, auxiliary, io(), status(), s, next);
+    // Launched early (programmatic dependent launch, captured as a programmatic edge): it may start
+    // while the particle kernel's last blocks run, and waits for its end before the summaries.
+    cuda::detail::launch_early("bpf finish_tick", finish, 1, lanes, 0, on, summaries(), summary_count, x_out, lw_out,
+                               opt.ess_threshold, n, auxiliary, io(), status(), s, next);
     if (!auxiliary) resampler(lw_out);
   }
 

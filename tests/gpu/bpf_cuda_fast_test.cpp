@@ -47,10 +47,10 @@ struct config {
   bool spans = false;  ///< N = spans_n instead of the tests' own
 };
 
-/// 2049 row pairs of 1024 particles, the last of 7: on a GPU that runs at most 512 fast blocks at
-/// once (an H100 or H200 runs 396), each block moves 5 or 6 row pairs, a full span of 4096 particles
-/// and a partial one, and the last block's partial span ends inside a row (this_block_range in
-/// src/cuda/bpf_filter.cu).
+/// 2049 row pairs of 1024 particles, the last of 7: on an H100 or H200 (396 fast blocks at once)
+/// each block moves 5 or 6 row pairs, a full span of 4096 particles and a partial one, and the last
+/// block's partial span ends inside a row (this_block_range in src/cuda/bpf_filter.cu); on any GPU
+/// that runs at most 512 fast blocks at once some blocks move more than one span.
 constexpr std::size_t spans_n = (std::size_t{1} << 21) + 7;
 
 class CudaFastVsKalman : public ::testing::TestWithParam<config> {
@@ -222,8 +222,9 @@ TEST(CudaFastFilter, ConditionalNodeGivesTheGatedBits) {
 }
 
 // Observations far in the tails (linear-Gaussian, tau = 1): log-weights near -5e11, whose
-// exponents must be formed relative to each chunk's max in float without loss (lw log2 e - m log2 e
-// by one fma, tried in session 20, gave NaN from y = 6e4 on). N = spans_n: each thread's running max rises from span to span.
+// exponents must be formed relative to each running max in float without loss (lw log2 e - m log2 e
+// by one fma, tried in session 20, gave NaN from y = 6e4 on). N = spans_n: each thread's running
+// max rises from span to span.
 // The fast log-likelihood within 1e-4 relative of the exact filter's: the two differ by the particle
 // nearest the outlier, about y times a fraction of a state's sd (1e-6 relative here).
 TEST(CudaFastFilter, OutlyingObservationsKeepFiniteWeights) {

@@ -72,9 +72,10 @@ __device__ inline void let_next_kernel_launch() {
 /// Enqueues kernel<<<grid, block, shared, stream>>>(args...), allowed to start early (above)
 /// where the device has programmatic dependent launch and the kernel was compiled with the waits
 /// (compiled_for_sm90). A stream being captured records a programmatic edge, in a conditional
-/// node's body too (the particle filter's tick): each call's chain still begins with open_call,
-/// a plain launch. Since session 38; plain edges before it: a graph call at 2^16 took 19.0 us, now
-/// 16.3 (H200).
+/// node's body too (the particle filter's tick): each call's chain still begins with a plain
+/// launch (open_call, or a one-kernel path's kernel) or a memset, so that what wrote the
+/// log-weights has finished before any of its kernels starts. Since session 38; plain edges
+/// before it: a graph call at 2^16 took 19.0 us, now 16.3 (H200).
 template <class... Params, class... Args>
 void launch_early(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared,
                   cudaStream_t stream, Args... args) {
