@@ -503,8 +503,8 @@ __device__ inline fast_block_state& block_state() {
 }
 
 /// A fast block's part of the particles: row pairs [r_b, r_{b+1}) of R = ceil(N / 1024), r_b =
-/// floor(b R / G) for G blocks, G = min(ceil(R / 4), the blocks the GPU runs at once) (impl's
-/// summary_count): a span's worth a block where N is small (blocks of one row pair made the tick at
+/// floor(b R / G) for G blocks, G = min(ceil(R / 4), the blocks the GPU runs at once, or
+/// filter_options::fast_blocks) (impl's summary_count): a span's worth a block where N is small (blocks of one row pair made the tick at
 /// 2^18 2 us slower), else every block at once. A row pair (1024 particles, 1024-aligned) is the
 /// unit because its two rows share their Philox blocks (fast::draws_of): the draws do not depend on
 /// G. The blocks' shares differ by at most one row pair, so that they end together (4096-particle
@@ -1063,7 +1063,7 @@ struct cuda_filter<Model>::impl {
       const std::size_t row_pairs = (n + row_pair - 1) / row_pair;
       const auto resident = static_cast<std::size_t>(cuda::detail::multiprocessor_count()) *
                             static_cast<std::size_t>(chunk_blocks_per_sm<decltype(fast::moves_for(model, k))>);
-      summary_count = std::min((row_pairs + 3) / 4, resident);
+      summary_count = std::min((row_pairs + 3) / 4, o.fast_blocks ? o.fast_blocks : resident);
     }
     chunks_a = device_vector<chunk_summary>(summary_count);
     s_a = device_vector<scalars>(1);

@@ -1,7 +1,9 @@
 // The cuda filter's fast mode (filter_precision::fast: float particles, approximate exp / log) is
 // not the CPU's bits, so it is tested as a filter: its likelihood unbiased and its filtered means
 // right against Kalman on the linear-Gaussian model, calibrated on the SV matched-DGP suite, and
-// agreeing with the exact filter on the SV model within Monte Carlo error. Plus its refusals.
+// agreeing with the exact filter on the SV model within Monte Carlo error, its particles independent
+// of the kernels' block count. Plus its refusals.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -219,6 +221,43 @@ TEST(CudaFastFilter, GatedRunsAreReproducible) {
 TEST(CudaFastFilter, ConditionalNodeGivesTheGatedBits) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   expect_reproducible(resample::bpf::resampler_node::conditional, true);
+}
+
+// The draws are a function of the key, the step and the particle's index, not of how the particles
+// are split among the kernels' blocks (filter_options::fast_blocks: a row pair, whose two rows share
+// their Philox blocks, is the unit). So the same particles, jittered and resampled alike, give the
+// same filtered means and ESS up to the float sums' rounding (a thread's 171 terms at 3 blocks:
+// about 1e-6 of the sd), where another seed's means differ by the Monte Carlo error (about 3e-3 of
+// the sd at this N, ESS about N / 2): thresholds 1e-4 and 1e-3 of the sd.
+TEST(CudaFastFilter, ParticlesDoNotDependOnTheBlockCount) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const auto data = resample::bpf::simulate(lg_model, 30, 13);
+  const auto y = std::span<const double>(data.observations);
+  const std::size_t n = (std::size_t{1} << 18) + 7;  // 257 row pairs: at most 65 blocks by default
+  auto opt = fast_options(n, 21);
+  opt.jitter = 0.01;
+  const auto automatic = resample::bpf::run_cuda_filter(lg_model, y, opt);
+  opt.fast_blocks = 3;  // 85 or 86 row pairs each: 22 spans, the last partial
+  const auto three = resample::bpf::run_cuda_filter(lg_model, y, opt);
+  opt.fast_blocks = 0;
+  opt.seed = 22;
+  const auto other_seed = resample::bpf::run_cuda_filter(lg_model, y, opt);
+  ASSERT_EQ(automatic.ticks.size(), y.size());
+  ASSERT_EQ(three.ticks.size(), y.size());
+  double same = 0, different = 0;
+  std::size_t resampled = 0;
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    const double sd = automatic.ticks[t].sd;
+    same = std::max(same, std::fabs(three.ticks[t].mean - automatic.ticks[t].mean) / sd);
+    different = std::max(different, std::fabs(other_seed.ticks[t].mean - automatic.ticks[t].mean) / sd);
+    EXPECT_EQ(three.ticks[t].resampled, automatic.ticks[t].resampled) << "tick " << t;
+    EXPECT_NEAR(three.ticks[t].ess, automatic.ticks[t].ess, 1e-4 * automatic.ticks[t].ess) << "tick " << t;
+    resampled += automatic.ticks[t].resampled ? 1 : 0;
+  }
+  EXPECT_LT(same, 1e-4);
+  EXPECT_GT(different, 1e-3);  // power: other particles are told apart
+  EXPECT_GT(resampled, 0u);    // the jittered, resampled ticks are among them
+  EXPECT_NEAR(three.log_likelihood, automatic.log_likelihood, 1e-3);
 }
 
 // Observations far in the tails (linear-Gaussian, tau = 1): log-weights near -5e11, whose

@@ -63,7 +63,8 @@ enum class filter_precision {
   /// draws and densities from the GPU's approximate ex2 / lg2 / sqrt / cos (bpf/fast_moves.cuh),
   /// 32-bit Philox words, no rejection. Half the bytes per particle and a fraction of the
   /// instructions; the resampler stays exact (on the float log-weights), and the tick's sums are
-  /// added in double (each thread's own eight particles in float). Log-weights carried across many
+  /// added in float per thread (its N / (512 G) particles, G the kernels' blocks: fast_blocks) and
+  /// in double across threads and blocks. Log-weights carried across many
   /// ticks without resampling lose absolute precision in float (ulp(1e4) = 1e-3). Not the CPU's
   /// bits: tested statistically (against Kalman, and for calibration).
   fast,
@@ -78,6 +79,11 @@ struct filter_options {
   filter_kind kind = filter_kind::bootstrap;
   resample::options resampling;  ///< the scheme's options (Metropolis B, rejection bound, ...)
   filter_precision precision = filter_precision::exact;
+  /// Precision fast on the cuda backend: at most this many blocks for the particle kernels (each
+  /// moves a share of the particles); 0, as many as the GPU runs at once (3 per multiprocessor).
+  /// Fewer leave multiprocessors to other work. The draws, so the particles, do not depend on it;
+  /// the rounding of the tick's float sums does. Ignored elsewhere.
+  std::size_t fast_blocks = 0;
 };
 
 /// What a tick reports. mean and sd are of the filtered law x_t | y_0..y_t (weighted particles,
