@@ -504,11 +504,12 @@ __device__ inline fast_block_state& block_state() {
 
 /// A fast block's part of the particles: row pairs [r_b, r_{b+1}) of R = ceil(N / 1024), r_b =
 /// floor(b R / G) for G blocks, G = min(ceil(R / 4), the blocks the GPU runs at once, or
-/// filter_options::fast_blocks) (impl's summary_count): a span's worth a block where N is small (blocks of one row pair made the tick at
-/// 2^18 2 us slower), else every block at once. A row pair (1024 particles, 1024-aligned) is the
-/// unit because its two rows share their Philox blocks (fast::draws_of): the draws do not depend on
-/// G. The blocks' shares differ by at most one row pair, so that they end together (4096-particle
-/// chunks, a block each, left the last of 10.3 waves a third full at 2^24).
+/// filter_options::fast_blocks) (impl's summary_count): a span's worth a block where N is small
+/// (blocks of one row pair made the tick at 2^18 2 us slower), else every block at once. A row pair
+/// (1024 particles, 1024-aligned) is the unit because its two rows share their Philox blocks
+/// (fast::draws_of): the draws do not depend on G. The blocks' shares differ by at most one row
+/// pair, so that they end together (4096-particle chunks, a block each, left the last of 10.3 waves
+/// a third full at 2^24).
 constexpr unsigned row_pair = 2 * chunk_threads;
 struct particle_range {
   unsigned begin, end;
