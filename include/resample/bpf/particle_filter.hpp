@@ -64,9 +64,9 @@ enum class filter_precision {
   /// 32-bit Philox words, no rejection. Half the bytes per particle and a fraction of the
   /// instructions; the resampler stays exact (on the float log-weights), and the tick's sums are
   /// added in float per thread (its N / (512 G) particles, G the kernels' blocks: fast_blocks) and
-  /// in double across threads and blocks. Log-weights carried across many
-  /// ticks without resampling lose absolute precision in float (ulp(1e4) = 1e-3). Not the CPU's
-  /// bits: tested statistically (against Kalman, and for calibration).
+  /// in double across threads and blocks. Log-weights carried across many ticks without resampling
+  /// lose absolute precision in float (ulp(1e4) = 1e-3). Not the CPU's bits: tested statistically
+  /// (against Kalman, and for calibration).
   fast,
 };
 
