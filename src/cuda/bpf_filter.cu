@@ -659,6 +659,17 @@ __device__ void run_chunk(const Moves& moves, std::size_t n, const typename Move
   }
 }
 
+/// c[j] = chunks[first + lanes j] for those below `count`: a finishing thread's batch of summaries,
+/// all its loads in flight at once.
+template <int Batch>
+__device__ inline void load_summaries(const chunk_summary* chunks, std::size_t first, std::size_t count,
+                                      chunk_summary (&c)[Batch]) {
+#pragma unroll
+  for (int j = 0; j < Batch; ++j) {
+    if (first + std::size_t{lanes} * j < count) c[j] = chunks[first + std::size_t{lanes} * j];
+  }
+}
+
 /// The tick's statistics from every chunk's summary, in combine_chunks' order, in one block. One
 /// block is bound by the latency of its loads, so a thread loads 16 of its chunks' maxima, or 8 of
 /// their summaries, before it uses any (one chunk at a time, finish_tick took 14 us at 2^24: 2 x 16
@@ -691,10 +702,7 @@ __device__ detail::tick_statistics combine_chunks(const chunk_summary* chunks, s
   moments acc{};
   for (std::size_t first = threadIdx.x; first < count; first += std::size_t{batch} * lanes) {
     chunk_summary c[batch];
-#pragma unroll
-    for (int j = 0; j < batch; ++j) {
-      if (first + std::size_t{lanes} * j < count) c[j] = chunks[first + std::size_t{lanes} * j];
-    }
+    load_summaries(chunks, first, count, c);
 #pragma unroll
     for (int j = 0; j < batch; ++j) {
       if (first + std::size_t{lanes} * j < count && c[j].max > -inf) {
@@ -724,10 +732,7 @@ __device__ detail::tick_statistics combine_fast(const chunk_summary* chunks, std
   moments acc{};
   for (std::size_t first = threadIdx.x; first < count; first += std::size_t{batch} * lanes) {
     chunk_summary c[batch];
-#pragma unroll
-    for (int j = 0; j < batch; ++j) {
-      if (first + std::size_t{lanes} * j < count) c[j] = chunks[first + std::size_t{lanes} * j];
-    }
+    load_summaries(chunks, first, count, c);
 #pragma unroll
     for (int j = 0; j < batch; ++j) {
       if (first + std::size_t{lanes} * j < count) {
