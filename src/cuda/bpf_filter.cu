@@ -715,6 +715,11 @@ __device__ detail::tick_statistics combine_chunks(const chunk_summary* chunks, s
   return t;  // complete in thread 0 only
 }
 
+/// Sums relative to a max m as relative to M >= m: times e = exp(m - M), w^2's times e^2.
+__device__ inline moments rescaled(const moments& s, double e) {
+  return {s.w * e, s.w2 * (e * e), s.wd * e, s.wdd * e, s.below * e};
+}
+
 /// Fast mode's statistics from its blocks' summaries (a few hundred: one per block the GPU runs at
 /// once) in one pass: each thread adds its summaries rescaled to their running max (a rare second
 /// exp where a later one is larger), then the block's max and first NaN / +inf by shuffles and one
@@ -739,7 +744,7 @@ __device__ detail::tick_statistics combine_fast(const chunk_summary* chunks, std
         bad = min(bad, static_cast<unsigned long long>(c[j].first_bad));
         if (c[j].max > m) {
           const double e = m > -inf ? deterministic_exp_nonpositive(m - c[j].max) : 0.0;
-          acc = moments{acc.w * e, acc.w2 * (e * e), acc.wd * e, acc.wdd * e, acc.below * e};
+          acc = rescaled(acc, e);
           m = c[j].max;
         }
         if (c[j].max > -inf) detail::add_chunk(acc, c[j].sums, deterministic_exp_nonpositive(c[j].max - m));
@@ -768,7 +773,7 @@ __device__ detail::tick_statistics combine_fast(const chunk_summary* chunks, std
   t.all_zero = t.first_bad == detail::no_index && M == -inf;
   if (t.first_bad != detail::no_index || t.all_zero) return t;
   const double e = m > -inf ? deterministic_exp_nonpositive(m - M) : 0.0;
-  acc = lanes_sum<16>(moments{acc.w * e, acc.w2 * (e * e), acc.wd * e, acc.wdd * e, acc.below * e});
+  acc = lanes_sum<16>(rescaled(acc, e));
   if (threadIdx.x % 32 == 0) warp_sum[threadIdx.x / 32] = acc;
   __syncthreads();
   if (threadIdx.x == 0) {
