@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "resample/bpf/calibration.hpp"
 #include "resample/bpf/fast_moves.cuh"
 
 namespace resample::bpf {
@@ -68,17 +70,13 @@ bool have_gpu() {
     ASSERT_EQ(e, cudaSuccess) << cudaGetErrorString(e);    \
   } while (0)
 
-/// sup |F_n - F| of `x` against the CDF `F`.
+/// sup |F_n - F| of `x` against the CDF `F`: the PIT sample's distance from uniform
+/// (resample::bpf::ks_distance).
 template <class Cdf>
-double ks_distance(std::vector<float> x, const Cdf& F) {
-  std::sort(x.begin(), x.end());
-  double d = 0;
-  const auto n = static_cast<double>(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double f = F(static_cast<double>(x[i]));
-    d = std::max({d, f - static_cast<double>(i) / n, static_cast<double>(i + 1) / n - f});
-  }
-  return d;
+double ks_distance(const std::vector<float>& x, const Cdf& F) {
+  std::vector<double> u(x.size());
+  std::transform(x.begin(), x.end(), u.begin(), [&](float v) { return F(static_cast<double>(v)); });
+  return resample::bpf::ks_distance(std::move(u));
 }
 
 // The round keys computed once give Random123's words.
@@ -149,7 +147,7 @@ TEST(FastMoves, DiskPointsFollowTheirDefinition) {
 // Both laws from the same disk points (nu = 5): sqrt(n) D under the Kolmogorov law's 0.1% point,
 // 1.949 (a t4 for a t5 differs by about 0.007 in the CDF, nearly 4 times the allowance of 0.0019 at
 // n = 2^20), and the tails P(|X| > c) (where the transforms work on w near 0) within 4 binomial sd;
-// a pair's two normals uncorrelated (their correlation within 4 / sqrt(n / 2)).
+// a pair's two normals, and their squares, uncorrelated (each correlation within 4 / sqrt(n / 2)).
 TEST(FastMoves, NormalAndStudentDrawsFollowTheirLaws) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device present";
   float *normal = nullptr, *student = nullptr;
@@ -189,13 +187,20 @@ TEST(FastMoves, NormalAndStudentDrawsFollowTheirLaws) {
   EXPECT_NEAR(positive, draws / 2.0, 4.0 * std::sqrt(draws / 4.0));
   EXPECT_EQ(std::count_if(z.begin(), z.end(), [](float v) { return !std::isfinite(v); }), 0);
   EXPECT_EQ(std::count_if(t.begin(), t.end(), [](float v) { return !std::isfinite(v); }), 0);
-  // A pair's two normals (entries 2i and 2i + 1) are independent: their sample correlation.
-  double sxy = 0, sxx = 0, syy = 0;
-  for (std::uint32_t i = 0; i < draws / 2; ++i) {
-    const double a = z[2 * i], b = z[2 * i + 1];
-    sxy += a * b, sxx += a * a, syy += b * b;
-  }
-  EXPECT_LT(std::fabs(sxy / std::sqrt(sxx * syy)), 4.0 / std::sqrt(draws / 2.0));
+  // A pair's two normals (entries 2i and 2i + 1) are independent: the sample correlation of the
+  // normals, and of their centred squares (z^2 - 1), which catches two points sharing a radius word:
+  // z^2 = -2 ln w cos^2 theta, so a shared w gives the squares a correlation of 1/2. Each within
+  // 4 / sqrt(n / 2), 4 sd of a correlation of independent pairs.
+  const auto correlation = [&](auto f) {
+    double sxy = 0, sxx = 0, syy = 0;
+    for (std::uint32_t i = 0; i < draws / 2; ++i) {
+      const double a = f(z[2 * i]), b = f(z[2 * i + 1]);
+      sxy += a * b, sxx += a * a, syy += b * b;
+    }
+    return sxy / std::sqrt(sxx * syy);
+  };
+  EXPECT_LT(std::fabs(correlation([](double v) { return v; })), 4.0 / std::sqrt(draws / 2.0));
+  EXPECT_LT(std::fabs(correlation([](double v) { return v * v - 1.0; })), 4.0 / std::sqrt(draws / 2.0));
 }
 
 // The observation densities, Gaussian and t5, against sv_model's (double, deterministic) at the same
