@@ -2,7 +2,8 @@
 // caller's stream. Systematic and stratified ancestors, offspring and cumulative offspring of
 // N <= 4096 take one launch, resample_comb_one_block (the whole call in one block:
 // ptx/comb_one_block.ptx). Every other call starts with
-//   resample_open_call  the status, the look-back's ticket and its per-tile flags zeroed; the step
+//   resample_open_call  the status, the look-back's ticket and (for the calls that look back) its
+//                 per-tile flags zeroed; the step
 //                 (options::device_step or the argument), systematic's U (Philox at
 //                 (shared_index, step)) and the gate (options::device_gate) into the status
 //   resample_max_pass, resample_weight_sums, resample_weight_statistics
@@ -62,10 +63,10 @@ void check_call(scheme s, std::size_t n, const options& opt) {
   check_scheme_options(s, opt);
 }
 
-/// The call's opening (ptx/open_call.ptx): the status and the look-back's flags zeroed, the step
-/// (options::device_step, else `step`), systematic's U and the exp mode (options::fast_exp) into
-/// the status, and the gate (options::device_gate) closed there when it reads 0, which every later
-/// kernel obeys.
+/// The call's opening (ptx/open_call.ptx): the status and (for the calls that look back) the
+/// look-back's flags zeroed, the step (options::device_step, else `step`), systematic's U and the
+/// exp mode (options::fast_exp) into the status, and the gate (options::device_gate) closed there
+/// when it reads 0, which every later kernel obeys.
 void open_call(const look_back_storage& scan, const options& opt, std::uint32_t step, key k, cudaStream_t stream) {
   const std::uint64_t words = scan.zeroed_bytes / 4, gate = address(opt.device_gate),
                       step_at = address(opt.device_step);

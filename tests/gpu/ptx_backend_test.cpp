@@ -510,14 +510,17 @@ TEST(PtxAncestors, MultinomialSortedInTwoSlicesEqualsCuda) {
 }
 
 // The tiles (the tile sums, the comb's, and its heavy runs shared between warps) run and finish in
-// whatever order the GPU schedules them: 30 draws of the same call must give the same bits. Since
-// session 35 systematic's comb reads no look-back (residual's and the counted forms' scans do).
+// whatever order the GPU schedules them: 30 draws of the same call must give the same bits.
+// Systematic's comb reads no look-back since session 35; residual's table does (comb_look_back's
+// form 3), so it is repeated too.
 TEST(PtxAncestors, RepeatedCallsGiveTheSameBits) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   const auto lw = test::log_weights<float>(std::size_t{1} << 21, 3.0, 21);
-  const auto first = ptx_ancestors<float, std::int32_t>(scheme::systematic, lw, {1, 1}, 9);
-  const auto draw = [&lw] { return ptx_ancestors<float, std::int32_t>(scheme::systematic, lw, {1, 1}, 9); };
-  for (int i = 0; i < 30; ++i) ASSERT_EQ(draw(), first) << "draw " << i;
+  for (const scheme s : {scheme::systematic, scheme::residual}) {
+    const auto first = ptx_ancestors<float, std::int32_t>(s, lw, {1, 1}, 9);
+    const auto draw = [&lw, s] { return ptx_ancestors<float, std::int32_t>(s, lw, {1, 1}, 9); };
+    for (int i = 0; i < 30; ++i) ASSERT_EQ(draw(), first) << resample::name(s) << ", draw " << i;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

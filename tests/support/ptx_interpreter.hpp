@@ -470,7 +470,9 @@ class ptx_interpreter {
   static bool block_barrier(const statement& s) { return s.op[0] == "bar" && !(s.op.size() > 1 && s.op[1] == "warp"); }
 
   /// An error at statement s of thread t in block b: what, then where (the statement's line in the
-  /// module, the block and the thread), the one form every error of a running statement takes.
+  /// module, the block and the thread): the form of execute's, the guards', the labels' and the
+  /// vote and shuffle results' errors (a few still come out without it: an unset register read as a
+  /// shuffle operand, a call's unknown callee or parameter, bar.red's).
   static std::runtime_error located(const std::string& what, const block_state& b, const thread_state& t,
                                     const statement& s) {
     return std::runtime_error(what + " (line " + std::to_string(s.line) + ", block " + std::to_string(b.ctaid) +
