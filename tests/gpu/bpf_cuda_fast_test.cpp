@@ -219,10 +219,43 @@ TEST(CudaFastFilter, GatedRunsAreReproducible) {
   expect_reproducible(resample::bpf::resampler_node::gated, false);
 }
 
-// The conditional resampler node gives the gated tick's bits.
+// The conditional resampler node gives the gated tick's bits. The conditional bootstrap runs go two
+// ticks to a graph (40 ticks: the first, 19 pairs, and one alone), the gated ones one.
 TEST(CudaFastFilter, ConditionalNodeGivesTheGatedBits) {
   RESAMPLE_SKIP_WITHOUT_GPU();
   expect_reproducible(resample::bpf::resampler_node::conditional, true);
+}
+
+// Ticks enqueued one at a time (a graph each) give the bits of the same ticks enqueued at once (two
+// to a graph, the first tick's resampler node beside the second's particle kernel), with ticks that
+// resample in either place of a pair and ticks that do not.
+TEST(CudaFastFilter, TicksOneAtATimeGiveThePairedBits) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  const auto sv = resample::test::model_of(resample::test::sv_scenarios[1]);
+  const auto data = resample::bpf::simulate(sv, 61, 12);
+  const auto y = std::span<const double>(data.observations);
+  const auto truth = std::span<const double>(data.states);
+  for (const std::size_t n : {std::size_t{257}, spans_n}) {
+    const auto opt = fast_options(n, 31, 0.6);
+    const auto node = resample::bpf::resampler_node::conditional;
+    const auto paired = resample::bpf::run_cuda_filter(sv, y, opt, truth, nullptr, node);
+    resample::bpf::cuda_filter<resample::bpf::sv_model> f(sv, opt, nullptr, node);
+    for (std::size_t t = 0; t < y.size(); ++t) f.enqueue(y.subspan(t, 1), truth.subspan(t, 1));
+    const auto alone = f.collect();
+    const std::string what = "N " + std::to_string(n);
+    expect_same_runs(paired, alone, what);
+    std::size_t first_of_pair = 0, second_of_pair = 0, kept = 0;
+    for (std::size_t t = 1; t < y.size(); ++t) {
+      if (!paired.ticks[t].resampled) {
+        ++kept;
+      } else {
+        ++(t % 2 == 1 ? first_of_pair : second_of_pair);
+      }
+    }
+    EXPECT_GT(first_of_pair, 0u) << what;
+    EXPECT_GT(second_of_pair, 0u) << what;
+    EXPECT_GT(kept, 0u) << what;
+  }
 }
 
 // The draws are a function of the key, the step and the particle's index, not of how the particles
