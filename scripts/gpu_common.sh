@@ -106,7 +106,8 @@ run_sanitizer() {
 # failed driver call, which the loader's error tests make on purpose. The parity tests: double
 # log-weights and int32 indices. The filter: racecheck and synccheck stop on conditional graph
 # nodes, so they run the gated tick (resampler_node::gated, the same kernels launched every tick);
-# memcheck runs both (the PTX filter's cases: ptx_gpu_run.sh chooses them).
+# memcheck runs both (the PTX filter's cases: ptx_gpu_run.sh chooses them), and the fast filter's
+# ticks two to a graph, which only the conditional node has.
 sanitizer_filter() {  # TOOL TEST [ptx]: ptx, the filter's PTX cases
   if [ "${3:-}" = ptx ] && [ "$2" = bpf_cuda_test ]; then
     echo '*gated_ptx*'  # racecheck and synccheck stop on conditional graph nodes: the gated cases
@@ -131,8 +132,12 @@ sanitizer_filter() {  # TOOL TEST [ptx]: ptx, the filter's PTX cases
         echo "$gated"
       fi
       ;;
-    bpf_cuda_fast_test)  # the gated ticks for all three; memcheck also the refusals (the rest is 100s of runs)
-      if [ "$1" = memcheck ]; then echo '*GatedRunsAreReproducible:*Refuses*'; else echo '*GatedRunsAreReproducible'; fi
+    bpf_cuda_fast_test)  # the gated ticks for all three; memcheck also the refusals and the paired ticks
+      if [ "$1" = memcheck ]; then
+        echo '*GatedRunsAreReproducible:*Refuses*:*TicksOneAtATimeGiveThePairedBits'
+      else
+        echo '*GatedRunsAreReproducible'
+      fi
       ;;
     *) echo '*' ;;
   esac
