@@ -2,6 +2,10 @@
 // memory (float log-weights in, int32 ancestors out, the paper's weights), launch included.
 //
 //   cuda/<scheme>/float/exact/<N>       every scheme, N = 2^10 .. 2^26 (SSP, sequential: to 2^16)
+//   cuda/<scheme>/float/given_max/<N>   systematic, stratified, multinomial-sorted, N = 2^20, 2^24
+//                                       and 2^26, the paper's weights with their max handed over
+//                                       (options::device_max_log_weight: no max pass, 8 bytes a
+//                                       particle to move)
 //   cuda/<scheme>/float/skewed/<N>      systematic, stratified, multinomial-sorted, N = 2^20 and
 //                                       2^24: two particles hold every weight (heavy runs)
 //   cuda/<scheme>/float/heavy<K>/<N>    the same schemes, N = 2^24: K = 32 or 512 particles of
@@ -19,6 +23,7 @@
 // read twice, once for the max and once for the CDF, and the ancestors written; 8 for the batched
 // call, whose systems stay on chip between passes), copy_GBps (measured here, once) and
 // pct_copy_bw = bytes_moved / time / copy_GBps.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -88,6 +93,19 @@ const float* equal_weights(std::size_t n) {
   return cached_weights('e', n, 0.0, [n] { return std::vector<float>(n, 0.0f); });
 }
 
+/// The largest of device_weights(n, y), a double on the device: options::device_max_log_weight.
+const double* device_max(std::size_t n, double y) {
+  static std::map<std::pair<std::size_t, double>, std::unique_ptr<cuda::host::device_vector<double>>> cache;
+  auto& slot = cache[{n, y}];
+  if (!slot) {
+    std::vector<float> f(n);
+    cuda::check(cudaMemcpy(f.data(), device_weights(n, y), n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    const double m = *std::max_element(f.begin(), f.end());
+    slot = std::make_unique<cuda::host::device_vector<double>>(std::span<const double>(&m, 1));
+  }
+  return slot->data();
+}
+
 /// The paper's weights of dispersion y, as single's `weights`.
 std::function<const float*(std::size_t)> paper(double y) {
   return [y](std::size_t n) { return device_weights(n, y); };
@@ -95,9 +113,10 @@ std::function<const float*(std::size_t)> paper(double y) {
 
 /// One call per iteration on the log-weights `weights(N)` gives.
 void single(benchmark::State& state, scheme s, const std::function<const float*(std::size_t)>& weights,
-            const resample::options& opt) {
+            resample::options opt, bool given_max = false) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const float* lw = weights(n);
+  if (given_max) opt.device_max_log_weight = device_max(n, 2.0);
   cuda::host::device_vector<std::int32_t> a(n);
   cuda::workspace ws;
   ws.ancestors(s, lw, n, resample::key{1, 0}, 0, a.data(), opt);  // allocates once
@@ -111,7 +130,7 @@ void single(benchmark::State& state, scheme s, const std::function<const float*(
     total += sec;
   }
   ws.check();
-  report(state, n, 12, total);
+  report(state, n, given_max ? 8 : 12, total);  // with the max given, the log-weights are read once
   if (s == scheme::metropolis || s == scheme::megopolis) state.counters["B"] = static_cast<double>(status.steps);
 }
 
@@ -198,6 +217,9 @@ int main(int argc, char** argv) {
     })->RangeMultiplier(4)->Range(1 << 10, largest)->UseManualTime()->Unit(benchmark::kMicrosecond);
   }
   for (const auto s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+    benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/given_max").c_str(),
+                                 [s](benchmark::State& st) { single(st, s, paper(2.0), {}, true); })
+        ->Arg(1 << 20)->Arg(1 << 24)->Arg(1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/skewed").c_str(),
                                  [s](benchmark::State& st) { single(st, s, skewed_weights, {}); })
         ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -23,6 +23,11 @@ void check_call(scheme s, std::size_t n, const options& opt) {
     throw invalid_input("the cuda backend has the exact CDF only (float32 / float64 CDFs are on the CPU backends)");
   }
   check_scheme_options(s, opt);
+  const bool comb = s == scheme::systematic || s == scheme::stratified || s == scheme::multinomial_sorted;
+  if (opt.device_max_log_weight && !comb) {
+    throw invalid_input("options::device_max_log_weight is supported by systematic, stratified and "
+                        "multinomial-sorted only (cuda), not by " + std::string(name(s)));
+  }
 }
 
 template <class T, class Index>
@@ -32,7 +37,8 @@ std::size_t enqueue_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n
   switch (s) {
     case scheme::systematic:
     case scheme::stratified:
-    case scheme::multinomial_sorted: return comb_ancestors(d_temp, s, lw, n, k, step_from, a, opt.device_gate, stream);
+    case scheme::multinomial_sorted:
+      return comb_ancestors(d_temp, s, lw, n, k, step_from, a, opt.device_gate, opt.device_max_log_weight, stream);
     case scheme::multinomial: return multinomial_ancestors(d_temp, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step_from, a, opt.device_gate, stream);
@@ -147,6 +153,15 @@ device_status check_status(const void* d_temp, cudaStream_t stream) {
     case status_code::bad_log_weight: throw_bad_log_weight(st.value, index);
     case status_code::all_weights_zero: throw_all_log_weights_zero();
     case status_code::above_bound: throw_rejection_bound_below(st.bound, st.value, index);
+    case status_code::max_not_largest: {
+      const std::string given = "options::device_max_log_weight is " + resample::detail::format_value(st.max_given);
+      if (index < st.n) {
+        throw invalid_input(given + ", but log-weight " + std::to_string(index) + " is " +
+                                resample::detail::format_value(st.value) + ": it must be the largest log-weight",
+                            index);
+      }
+      throw invalid_input(given + ", but no log-weight equals it: it must be the largest log-weight");
+    }
     case status_code::bad_ancestor: throw_bad_ancestor(st.integer, index, static_cast<std::size_t>(st.n));
     case status_code::cumulative_decreases: throw_cumulative_decrease(index);
     case status_code::cumulative_end: throw_cumulative_end(st.integer, static_cast<std::size_t>(st.n));

@@ -228,6 +228,9 @@ void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
   check_scheme_options(s, opt);
   refuse_fast_exp(opt, "cuda");
   if (opt.device_gate) throw invalid_input("options::device_gate is not supported by the batched call");
+  if (opt.device_max_log_weight) {
+    throw invalid_input("options::device_max_log_weight is not supported by the batched call");
+  }
   if (opt.device_step) throw invalid_input("options::device_step is not supported by the batched call");
   if (n >= (std::size_t{1} << 56)) throw invalid_input("batched call: N must be below 2^56");
   if (systems > 0x7fffffffULL) throw invalid_input("batched call: too many systems for one grid");

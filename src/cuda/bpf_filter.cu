@@ -106,6 +106,7 @@ struct scalars {
   unsigned failed_tick;        ///< the first tick with a refusal, or ~0
   cuda::device_status failed;  ///< that refusal (bad weights, or the resampler's verdict)
   double failed_state;         ///< for a bad log-weight: the particle's state, for the message
+  double max_log_weight;       ///< the latest tick's largest log-weight: the resampler's max (at_tick)
 };
 
 /// Per-tick inputs and outputs, on the device.
@@ -954,6 +955,7 @@ __global__ void __launch_bounds__(lanes) finish_tick(const chunk_summary* chunks
     io.pit[tick] = t.pit;
     s->log_likelihood = before.log_likelihood + increment;
     s->lse_after = t.log_sum_exp;
+    s->max_log_weight = t.max;
     s->mean = t.mean;
     if (!auxiliary) decide(s, t.ess, t.log_sum_exp, threshold, n);
   }
@@ -1317,10 +1319,16 @@ struct cuda_filter<Model>::impl {
     });
   }
 
-  /// The resampler's options at a tick: the step (the tick) read on the device when the call runs.
+  /// The resampler's options at a tick: the step (the tick) read on the device when the call runs,
+  /// and, for this file's resampler where it takes it, the max log-weight that finish_tick found
+  /// (options::device_max_log_weight: no max pass over the weights, a read of 4 or 8 bytes a
+  /// particle; checked on the way). The auxiliary filter's first-stage weights have no such max.
   [[nodiscard]] resample::options at_tick() const {
     resample::options o = opt.resampling;
     o.device_step = &s->tick;
+    const scheme r = opt.resampler;
+    const bool comb = r == scheme::systematic || r == scheme::stratified || r == scheme::multinomial_sorted;
+    if (!kernels && comb && opt.kind == filter_kind::bootstrap) o.device_max_log_weight = &s->max_log_weight;
     return o;
   }
   /// ... and with the ESS test as its gate: launched every tick, the call returns at once on a tick

@@ -245,7 +245,7 @@ constexpr int small_items = 4;  // resident (read once) up to small_threads x sm
 template <class T, class Index, bool Stratified>
 __global__ void __launch_bounds__(small_threads)
     small_comb_pass(const T* __restrict__ lw, std::size_t n, key k, step_source step_from, Index* a, device_status* st,
-                    const int* gate) {
+                    const int* gate, const double* given_max) {
   if (gate && *gate == 0) {
     if (threadIdx.x == 0) {
       *st = device_status{};
@@ -256,7 +256,21 @@ __global__ void __launch_bounds__(small_threads)
   using resampler = block::resampler<T, Index, small_threads, small_items>;
   __shared__ typename resampler::TempStorage tmp;
   resampler r(tmp);
-  const auto s = r.summarise(lw, n);
+  auto s = r.summarise(lw, n);
+  // options::device_max_log_weight: this block found the max itself, so the option is only checked
+  // (the first log-weight above it found by one thread: bad input only).
+  __shared__ std::size_t above;
+  if (given_max && s.code == status_code::ok && static_cast<double>(s.max_log_w) != *given_max) {
+    if (threadIdx.x == 0) {
+      const double m = *given_max;
+      std::size_t i = 0;
+      while (i < n && static_cast<double>(lw[i]) <= m) ++i;
+      above = i;
+    }
+    __syncthreads();
+    s.code = status_code::max_not_largest;
+    s.index = above;
+  }
   if (threadIdx.x == 0) {  // the whole verdict: no memset needed
     st->code = static_cast<int>(s.code);
     st->n = n;
@@ -264,7 +278,10 @@ __global__ void __launch_bounds__(small_threads)
     st->total = s.total;
     st->max_log_w = s.code == status_code::ok ? static_cast<double>(s.max_log_w) : 0.0;
     st->index = s.index;
-    st->value = s.code == status_code::bad_log_weight ? static_cast<double>(lw[s.index]) : 0.0;
+    st->value = s.code == status_code::bad_log_weight || (s.code == status_code::max_not_largest && s.index < n)
+                    ? static_cast<double>(lw[s.index])
+                    : 0.0;
+    if (given_max) st->max_given = *given_max;
   }
   if (s.code != status_code::ok) return;
   const std::uint32_t step = step_from.get();
@@ -276,7 +293,7 @@ __global__ void __launch_bounds__(small_threads)
 
 template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
-                           const int* gate, cudaStream_t stream) {
+                           const int* gate, const double* given_max, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   const bool sorted = s == scheme::multinomial_sorted;
   carve c(d_temp);
@@ -289,14 +306,15 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   if (d_temp == nullptr) return c.bytes();
   if (comb_in_one_block(s, n)) {
     if (s == scheme::stratified) {
-      small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate);
+      small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate, given_max);
     } else {
-      small_comb_pass<T, Index, false><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate);
+      small_comb_pass<T, Index, false><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate, given_max);
     }
     check_launch("small_comb_pass");
     return c.bytes();
   }
-  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate, warp_offsets);
+  summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate, warp_offsets,
+            given_max);
   const unsigned grid = static_cast<unsigned>(tiles);
   if (sorted) {
     points_before_strata(points_temp, n, k, step, st, P, stream);
@@ -316,7 +334,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                            \
   template std::size_t comb_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, step_source, Index*, \
-                                                const int*, cudaStream_t);
+                                                const int*, const double*, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 

@@ -54,6 +54,9 @@ template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
+  if (opt.device_max_log_weight) {
+    throw invalid_input("options::device_max_log_weight is a cuda option: the ptx backend runs its own max pass");
+  }
   if (opt.fast_exp && s != scheme::systematic && s != scheme::stratified && s != scheme::multinomial &&
       s != scheme::multinomial_sorted) {
     throw invalid_input(std::string("options::fast_exp is for systematic, stratified, multinomial and "

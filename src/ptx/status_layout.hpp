@@ -27,7 +27,10 @@ static_assert(offsetof(device_status, n) == 136);
 static_assert(offsetof(device_status, step) == 144);
 static_assert(offsetof(device_status, shared_word) == 148);
 static_assert(offsetof(device_status, exp_mode) == 152);
-static_assert(sizeof(device_status) == 176);  // comb_one_block.ptx zeroes its 22 words of 8 bytes
+// comb_one_block.ptx zeroes the first 22 words of 8 bytes (through max_seen); options::
+// device_max_log_weight's fields, which the ptx backend refuses, only the CUDA C kernels read.
+static_assert(offsetof(device_status, max_is_given) == 168);
+static_assert(sizeof(device_status) == 192);
 static_assert(static_cast<int>(cuda::status_code::skipped) == 9);  // open_call.ptx's gate
 static_assert(static_cast<int>(cuda::status_code::bad_ancestor) == 4);  // check_indices.ptx's codes
 static_assert(static_cast<int>(cuda::status_code::cumulative_decreases) == 5);

@@ -543,6 +543,116 @@ TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
   }
 }
 
+// options::device_max_log_weight: the max handed over gives the bits of the call without it
+// (systematic, stratified and multinomial-sorted, float and double log-weights, the one-block path
+// at N = 3000 and the passes at 70001), and a wrong one fails the call and writes nothing: one below
+// the max names the first log-weight above it, one above says that none equals it, and for float
+// log-weights a double between two floats is wrong too. NaN and +inf come first, and all weights
+// zero with a max of -inf, as without it. The other schemes and the batched call refuse it.
+template <class T>
+void given_max_cases(cudaStream_t stream) {
+  using Index = std::int32_t;
+  cuda::workspace ws(stream);
+  const cuda::host::device_vector<double> given(1);
+  const auto upload = [&](double m) {
+    cuda::check(cudaMemcpyAsync(given.data(), &m, sizeof m, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  };
+  options opt;
+  opt.device_max_log_weight = given.data();
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{70001}}) {
+    const auto base = log_weights(n, 2.0, static_cast<unsigned>(n) + 3);
+    std::vector<T> lw(base.begin(), base.end());
+    const std::size_t top = static_cast<std::size_t>(std::max_element(lw.begin(), lw.end()) - lw.begin());
+    const double largest = static_cast<double>(lw[top]);
+    cuda::host::device_vector<T> d_lw{std::span<const T>(lw)};
+    const std::vector<Index> poison(n, -7);
+    cuda::host::device_vector<Index> d_a{view(poison)};
+    std::vector<Index> a(n), expected(n);
+    for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+      SCOPED_TRACE(testing::Message() << name(s) << ", " << sizeof(T) << "-byte log-weights, N = " << n);
+      upload(largest);
+      ws.ancestors(s, d_lw.data(), n, key{7, 3}, 4, d_a.data(), opt);
+      ws.check();
+      d_a.copy_to(std::span<Index>(a));
+      cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), key{7, 3}, 4, std::span<Index>(expected));
+      EXPECT_EQ(a, expected);
+      // Wrong maxima: nothing written.
+      const auto refused = [&](double m) -> std::string {
+        d_a = cuda::host::device_vector<Index>{view(poison)};
+        upload(m);
+        ws.ancestors(s, d_lw.data(), n, key{7, 3}, 4, d_a.data(), opt);
+        std::string message;
+        try {
+          ws.check();
+          ADD_FAILURE() << "max " << m << " accepted";
+        } catch (const invalid_input& e) {
+          message = e.what();
+          if (m < largest) {
+            EXPECT_EQ(e.index(), std::optional<std::size_t>(top)) << message;
+          }
+        }
+        d_a.copy_to(std::span<Index>(a));
+        EXPECT_EQ(a, poison) << "written with max " << m;
+        return message;
+      };
+      const std::string low = refused(std::nextafter(largest, -INFINITY));
+      EXPECT_NE(low.find("but log-weight " + std::to_string(top) + " is"), std::string::npos) << low;
+      const std::string high = refused(largest + 1.0);
+      EXPECT_NE(high.find("but no log-weight equals it"), std::string::npos) << high;
+      if constexpr (sizeof(T) == 4) {  // between the largest float and the next one up
+        const double between = largest + std::ldexp(std::fabs(largest), -30);
+        EXPECT_NE(refused(between).find("no log-weight equals it"), std::string::npos);
+      }
+      EXPECT_NE(refused(std::numeric_limits<double>::quiet_NaN()).find("but log-weight 0 is"), std::string::npos);
+    }
+    // NaN and +inf are reported first, with the message the call gives without the option.
+    std::vector<T> bad = lw;
+    bad[n / 3] = std::numeric_limits<T>::quiet_NaN();
+    bad[n / 2] = std::numeric_limits<T>::infinity();
+    d_lw = cuda::host::device_vector<T>{std::span<const T>(bad)};
+    upload(largest);
+    std::string with, without;
+    for (const bool given_max : {true, false}) {
+      ws.ancestors(scheme::systematic, d_lw.data(), n, key{7, 3}, 4, d_a.data(), given_max ? opt : options{});
+      try {
+        ws.check();
+        ADD_FAILURE() << "NaN accepted";
+      } catch (const invalid_input& e) {
+        (given_max ? with : without) = e.what();
+        EXPECT_EQ(e.index(), std::optional<std::size_t>(n / 3));
+      }
+    }
+    EXPECT_EQ(with, without);
+    // Every weight zero, with a max of -inf.
+    const std::vector<T> zero(n, -std::numeric_limits<T>::infinity());
+    d_lw = cuda::host::device_vector<T>{std::span<const T>(zero)};
+    upload(-INFINITY);
+    ws.ancestors(scheme::stratified, d_lw.data(), n, key{7, 3}, 4, d_a.data(), opt);
+    EXPECT_THROW(ws.check(), invalid_input);
+    try {
+      ws.check();
+    } catch (const invalid_input& e) {
+      EXPECT_STREQ(e.what(), "all log-weights are -inf (every weight is zero)");
+    }
+  }
+  cuda::host::device_vector<T> d_lw(8);
+  cuda::host::device_vector<Index> d_a(8);
+  EXPECT_THROW(ws.ancestors(scheme::residual, d_lw.data(), 8, key{}, 0, d_a.data(), opt), invalid_input);
+  EXPECT_THROW(ws.ancestors(scheme::metropolis, d_lw.data(), 8, key{}, 0, d_a.data(), opt), invalid_input);
+  const std::vector<std::uint64_t> offsets = {0, 4, 8};
+  const cuda::host::device_vector<std::uint64_t> d_offsets{view(offsets)};
+  std::size_t bytes = 0;
+  EXPECT_THROW((cuda::ancestors_batched<T, Index>(nullptr, bytes, scheme::systematic, d_lw.data(), d_offsets.data(), 2,
+                                                  8, key{}, 0, d_a.data(), opt)),
+               invalid_input);
+}
+
+TEST_F(CudaRawApi, GivenMaxGivesTheSameBitsAndIsChecked) {
+  given_max_cases<float>(stream_);
+  given_max_cases<double>(stream_);
+}
+
 // weight_statistics: log-sum-exp and ESS from one pass, the bits of the separate calls and the CPU.
 TEST_F(CudaRawApi, WeightStatisticsEqualTheSeparateCalls) {
   for (const std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{5000}, std::size_t{300001}}) {

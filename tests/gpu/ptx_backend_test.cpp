@@ -634,6 +634,11 @@ TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
   options opt;
   opt.cdf = precision::float32;
   EXPECT_THROW(call(scheme::systematic, opt), invalid_input);
+  // A cuda option: the ptx backend runs its own max pass.
+  const device_vector<double> given(1);
+  options with_max;
+  with_max.device_max_log_weight = given.data();
+  EXPECT_THROW(call(scheme::systematic, with_max), invalid_input);
 }
 
 TEST(PtxAncestors, CapturedInAGraphAndReplayed) {

@@ -63,6 +63,15 @@ struct options {
   /// a call captured once in a CUDA graph draws afresh at every replay (a particle filter's tick).
   /// Honoured by ancestors, offspring and cumulative_offspring; ancestors_batched refuses it.
   const std::uint32_t* device_step = nullptr;
+  /// cuda only (the CPU backends ignore it; ptx refuses it), and there systematic, stratified and
+  /// multinomial-sorted only (the other schemes and ancestors_batched refuse it, invalid_input): a
+  /// device double read when the call runs, the largest log-weight (for float log-weights, that
+  /// float's value), for a caller that has it already (a particle filter's weighting kernel). The
+  /// call then skips its max pass, a read of every log-weight, and checks the value in its next pass
+  /// instead: a log-weight above it, or none equal to it, fails the call (invalid_input, naming the
+  /// first log-weight above it) and writes nothing. NaN and +inf log-weights are reported first, as
+  /// without it. The same bits as without it.
+  const double* device_max_log_weight = nullptr;
   /// ptx only, and there systematic, stratified, multinomial and multinomial-sorted only: the
   /// weights' exponentials by the GPU's approximate ex2 (ex2.approx.f32 of x log2(e) rounded to
   /// single precision: relative error about 2^-22 + |x| 2^-24; weights below 2^-149 of the largest

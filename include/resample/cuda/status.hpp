@@ -25,6 +25,7 @@ enum class status_code : int {
   batch_offsets,         ///< batched: offsets do not run from 0 to N
   batch_system_empty,    ///< batched: system `index` is empty
   skipped,               ///< options::device_gate was 0: the call did nothing (not an error)
+  max_not_largest,       ///< options::device_max_log_weight: index (n: none equals it), value, max_given
 };
 
 /// The verdict and the exact sums of one call (temp storage offset 0). Plain data: host and device.
@@ -55,6 +56,11 @@ struct device_status {
   // The comb's heavy runs (src/cuda/comb.cu): slots reserved, and a bit per slot whose run is published.
   std::uint32_t heavy_runs_reserved;
   std::uint32_t heavy_runs_ready;
+  // options::device_max_log_weight (the CUDA C kernels; after the fields the PTX kernels know).
+  std::uint32_t max_is_given;           ///< 1: the call took the max from the option, not a max pass
+  std::uint32_t max_seen;               ///< 1: a log-weight equals it
+  unsigned long long first_above_max;   ///< ~i for the first log-weight above it
+  double max_given;                     ///< its value
 };
 
 /// Waits for `stream`, reads the verdict at the start of `d_temp` and throws invalid_input (with

@@ -6,6 +6,8 @@
 //                so any order gives the CPU's answer).
 //   tile_pass    Q_t = sum of q_i over tile t (2048 particles), q_i the exact CDF's quantised weight;
 //                tiles run last-to-first, so the first blocks find in L2 what max_pass read last.
+//                With options::device_max_log_weight there is no max_pass: open_call takes the max
+//                from the option, and tile_pass checks it (check_given_max).
 //   finish_pass  one block: the verdict (CPU order: bad value, all zero, bound), the exclusive
 //                prefix of the Q_t in place (the tile offsets C_{begin-1}), Q, and what a scheme
 //                derives from them (Metropolis' B, log-sum-exp, ESS).
@@ -213,18 +215,60 @@ __global__ void __launch_bounds__(block_threads)
 /// Q_t for each tile (and the sum of quantised w^2 when `squares` is given, and each warp's C
 /// within its tile, the sum of the tile's warps before it, when `warp_offsets` is given: the exact
 /// starts of the comb's estimates, warp_comb.cuh).
+/// options::device_max_log_weight's check, on a thread's run of log-weights x (the first at index
+/// `first`): the first NaN or +inf as max_pass records it, the first log-weight above the given max
+/// (first_above_max), and whether one equals it (max_seen, a warp's atomic). Two comparisons a
+/// log-weight: x <= limit, which fails exactly for NaN, +inf and x above the max (limit: the max
+/// rounded down to T, at most T's largest finite value; NaN for a NaN max, which every finite
+/// log-weight is then above, as comb.cu's one-block path finds), and x == the max where the max is
+/// a T.
+template <class T>
+__device__ void check_given_max(const T (&x)[items_per_thread], std::size_t first, std::size_t n, device_status* st) {
+  const double given = st->max_given;
+  T limit;
+  if constexpr (sizeof(T) == 4) {
+    limit = fminf(__double2float_rd(given), std::numeric_limits<float>::max());
+  } else {
+    limit = fmin(given, std::numeric_limits<double>::max());
+  }
+  if (!(given == given)) limit = std::numeric_limits<T>::quiet_NaN();  // a NaN max: every log-weight is above it
+  const bool representable = static_cast<double>(static_cast<T>(given)) == given;
+  bool ok = true, seen = false;
+#pragma unroll
+  for (int m = 0; m < items_per_thread; ++m) {
+    const bool inside = first + m < n;
+    ok = ok && (!inside || x[m] <= limit);
+    seen = seen || (inside && representable && static_cast<double>(x[m]) == given);
+  }
+  if (__any_sync(0xffffffffu, seen) && (threadIdx.x & 31) == 0) atomicOr(&st->max_seen, 1u);
+  if (ok) return;  // bad input or a wrong max only: this thread's first of each
+  bool bad = false, above = false;
+  for (int m = 0; m < items_per_thread && first + m < n; ++m) {
+    if (!bad && !(x[m] < std::numeric_limits<T>::infinity())) {
+      flag_first(&st->first_bad, first + m);
+      bad = true;
+    } else if (!above && x[m] < std::numeric_limits<T>::infinity() && !(static_cast<double>(x[m]) <= given)) {
+      flag_first(&st->first_above_max, first + m);
+      above = true;
+    }
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(block_threads)
-    tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, const device_status* st, u128* sums,
+    tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, device_status* st, u128* sums,
               u128* squares, u128* warp_offsets) {
   using wide = block::wide_sum<block_threads>;
   __shared__ typename wide::TempStorage tmp;
   const std::size_t tile = gridDim.x - 1 - blockIdx.x;
+  const std::size_t first = tile * tile_items + threadIdx.x * items_per_thread;
   T x[items_per_thread];
-  block::load_blocked(lw, tile * tile_items + threadIdx.x * items_per_thread, n, x);  // before the max is known
+  block::load_blocked(lw, first, n, x);  // before the max is known
   wait_for_previous_kernel();
   let_next_kernel_launch();
-  if (summary_failed(*st)) return;
+  if (st->code != 0) return;  // a closed gate (open_call)
+  if (st->max_is_given) check_given_max(x, first, n, st);
+  if (summary_failed(*st)) return;  // bad input (or, with a given max, seen so far): finish_pass says which
   const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   double w[items_per_thread];
   u128 sum = quantised_weights(x, max_lw, fraction, w);
@@ -311,6 +355,11 @@ __global__ void __launch_bounds__(finish_threads)
       code = static_cast<int>(status_code::bad_log_weight);
       st->index = ~first_bad;
       st->value = static_cast<double>(lw[st->index]);
+    } else if (st->max_is_given && (st->first_above_max != 0 || st->max_seen == 0)) {
+      // Before the all-zero test, which the given max decides.
+      code = static_cast<int>(status_code::max_not_largest);
+      st->index = st->first_above_max != 0 ? ~st->first_above_max : n;
+      st->value = st->first_above_max != 0 ? static_cast<double>(lw[st->index]) : 0.0;
     } else if (summary_failed(first_bad, max_key)) {  // first_bad is 0 here: all weights zero
       code = static_cast<int>(status_code::all_weights_zero);
     } else if (first_above != 0) {
@@ -382,28 +431,40 @@ __global__ void __launch_bounds__(finish_threads)
 /// node, so that a call captured in a conditional graph node's body (the particle filter's tick)
 /// is all kernels: under compute-sanitizer's racecheck and synccheck a memset node there was
 /// not finished when the next kernel read the status (normal runs were right).
+/// With options::device_max_log_weight (`given_max`), the max is the option's (as max_pass would
+/// have found it; tile_pass checks it).
 template <class = void>  // a template, so that every file including this header may instantiate it
-__global__ void open_call(device_status* st, const int* gate) {
+__global__ void open_call(device_status* st, const int* gate, const double* given_max) {
   *st = device_status{};
-  if (gate && *gate == 0) st->code = static_cast<int>(status_code::skipped);
+  if (gate && *gate == 0) {
+    st->code = static_cast<int>(status_code::skipped);
+  } else if (given_max) {
+    const double m = *given_max;
+    st->max_is_given = 1;
+    st->max_given = m;
+    st->max_key = order_key(m == m ? m : std::numeric_limits<double>::infinity());  // NaN: never the max
+  }
 }
 
 /// Enqueues max_pass, tile_pass and finish_pass: after them, status holds the verdict, Q and F,
 /// and `sums[t]` the C before tile t. `squares` (tile count entries, or null) for the ESS;
-/// `warp_offsets` (warps_per_tile entries per tile, or null) for warp_comb.
+/// `warp_offsets` (warps_per_tile entries per tile, or null) for warp_comb. `given_max`
+/// (options::device_max_log_weight, or null; not with a bound): no max_pass.
 template <class T>
 void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128* sums, u128* squares,
                const finish_request& req, cudaStream_t stream, const int* gate = nullptr,
-               u128* warp_offsets = nullptr) {
+               u128* warp_offsets = nullptr, const double* given_max = nullptr) {
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
-  open_call<><<<1, 1, 0, stream>>>(st, gate);
+  open_call<><<<1, 1, 0, stream>>>(st, gate, given_max);
   check_launch("open_call");
-  constexpr std::size_t per_round = std::size_t{block_threads} * max_vectors;  // vectors a block loads at once
-  const std::size_t vector_rounds = (n * sizeof(T) / 16 + per_round - 1) / per_round;
-  const auto max_blocks = static_cast<unsigned>(std::clamp<std::size_t>(
-      vector_rounds, 1, static_cast<std::size_t>(multiprocessor_count()) * max_blocks_per_sm));
-  launch_early("max_pass", max_pass<T>, max_blocks, block_threads, 0, stream, lw, n, bound, st);
+  if (!given_max) {
+    constexpr std::size_t per_round = std::size_t{block_threads} * max_vectors;  // vectors a block loads at once
+    const std::size_t vector_rounds = (n * sizeof(T) / 16 + per_round - 1) / per_round;
+    const auto max_blocks = static_cast<unsigned>(std::clamp<std::size_t>(
+        vector_rounds, 1, static_cast<std::size_t>(multiprocessor_count()) * max_blocks_per_sm));
+    launch_early("max_pass", max_pass<T>, max_blocks, block_threads, 0, stream, lw, n, bound, st);
+  }
   launch_early("tile_pass", tile_pass<T>, static_cast<unsigned>(tiles), block_threads, 0, stream, lw, n, fraction,
                st, sums, squares, warp_offsets);
   launch_early("finish_pass", finish_pass<T>, 1, finish_threads, 0, stream, lw, n, fraction, bound, st, sums,

@@ -42,7 +42,7 @@ constexpr bool comb_in_one_block(scheme s, std::size_t n) {
 /// Systematic (Code 5), stratified (Code 4) or multinomial-sorted fused with Code 8: comb.cu.
 template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
-                           const int* gate, cudaStream_t stream);
+                           const int* gate, const double* given_max, cudaStream_t stream);
 
 /// Multinomial (Code 2): multinomial.cu.
 template <class T, class Index>
