@@ -24,6 +24,12 @@
 //                       graph ends with the next tick's resampler (tick 0, launched without a
 //                       graph, ends with it gated), so no kernel of its own opens the node
 //
+// The fast bootstrap filter with the conditional node runs ticks two to a graph (capture_group): the
+// first tick's resampler node beside the second tick's gather_propagate, which returns at once on a
+// tick that resamples, the node's body then running the resampler and gather_propagate after it.
+// Where this file's resampler is a comb scheme, the bootstrap filter hands it finish_tick's max
+// (options::device_max_log_weight).
+//
 // An exact chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the
 // lanes in the CPU's order, hence the CPU's bits. An exact system of few chunks runs each chunk on a
 // cluster of 2, 4 or 8 blocks instead, which share its moves (run_chunk_exact). The kernels take

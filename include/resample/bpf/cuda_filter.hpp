@@ -13,7 +13,8 @@
 // (bpf/fast_moves.cuh): the same model, not the same bits. A tick is a CUDA graph (captured at the first tick that
 // needs it, again when enqueue() outgrows the buffers) that reads its tick number from the device;
 // the ESS test is decided on the device and opens the graph's conditional resampler node (or, with
-// resampler_node::gated, the resampler's device gate).
+// resampler_node::gated, the resampler's device gate). The fast bootstrap filter runs its ticks two
+// to a graph, the first tick's resampler node beside the second tick's particle kernel (docs/bpf.md).
 #pragma once
 
 #include <cstddef>
