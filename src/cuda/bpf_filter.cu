@@ -1334,7 +1334,8 @@ struct cuda_filter<Model>::impl {
     o.device_step = &s->tick;
     const scheme r = opt.resampler;
     const bool comb = r == scheme::systematic || r == scheme::stratified || r == scheme::multinomial_sorted;
-    if (!kernels && comb && opt.kind == filter_kind::bootstrap) o.device_max_log_weight = &s->max_log_weight;
+    const bool given = !kernels && comb && opt.kind == filter_kind::bootstrap;
+    o.device_max_log_weight = given ? &s->max_log_weight : nullptr;  // never the caller's: not these weights' max
     return o;
   }
   /// ... and with the ESS test as its gate: launched every tick, the call returns at once on a tick
@@ -1620,6 +1621,11 @@ void cuda_filter<Model>::enqueue(std::span<const double> y, std::span<const doub
 template <class Model>
 unsigned cuda_filter<Model>::blocks_per_chunk() const {
   return impl_->cluster;
+}
+
+template <class Model>
+unsigned cuda_filter<Model>::ticks_per_graph() const {
+  return impl_->groups_ticks() ? static_cast<unsigned>(impl::group_size) : 1u;
 }
 
 template <class Model>

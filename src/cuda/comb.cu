@@ -258,9 +258,11 @@ __global__ void __launch_bounds__(small_threads)
   resampler r(tmp);
   auto s = r.summarise(lw, n);
   // options::device_max_log_weight: this block found the max itself, so the option is only checked
-  // (the first log-weight above it found by one thread: bad input only).
+  // (the first log-weight above it found by one thread: bad input only), after NaN and +inf and
+  // before all weights zero, as finish_pass orders them. `s` is the same in every thread.
   __shared__ std::size_t above;
-  if (given_max && s.code == status_code::ok && static_cast<double>(s.max_log_w) != *given_max) {
+  const bool checked = s.code == status_code::ok || s.code == status_code::all_weights_zero;
+  if (given_max && checked && static_cast<double>(s.max_log_w) != *given_max) {
     if (threadIdx.x == 0) {
       const double m = *given_max;
       std::size_t i = 0;

@@ -228,9 +228,14 @@ TEST(CudaFastFilter, ConditionalNodeGivesTheGatedBits) {
 
 // Ticks enqueued one at a time (a graph each) give the bits of the same ticks enqueued at once (two
 // to a graph, the first tick's resampler node beside the second's particle kernel), with ticks that
-// resample in either place of a pair and ticks that do not.
+// resample and ticks that do not in both places of a pair. The gated tick stays one to a graph.
 TEST(CudaFastFilter, TicksOneAtATimeGiveThePairedBits) {
   RESAMPLE_SKIP_WITHOUT_GPU();
+  EXPECT_EQ((resample::bpf::cuda_filter<resample::bpf::sv_model>(resample::test::model_of(resample::test::sv_scenarios[1]),
+                                                                 fast_options(257, 31), nullptr,
+                                                                 resample::bpf::resampler_node::gated)
+                 .ticks_per_graph()),
+            1u);
   const auto sv = resample::test::model_of(resample::test::sv_scenarios[1]);
   const auto data = resample::bpf::simulate(sv, 61, 12);
   const auto y = std::span<const double>(data.observations);
@@ -238,23 +243,26 @@ TEST(CudaFastFilter, TicksOneAtATimeGiveThePairedBits) {
   for (const std::size_t n : {std::size_t{257}, spans_n}) {
     const auto opt = fast_options(n, 31, 0.6);
     const auto node = resample::bpf::resampler_node::conditional;
-    const auto paired = resample::bpf::run_cuda_filter(sv, y, opt, truth, nullptr, node);
+    resample::bpf::cuda_filter<resample::bpf::sv_model> g(sv, opt, nullptr, node);
+    ASSERT_EQ(g.ticks_per_graph(), 2u);
+    g.enqueue(y, truth);
+    const auto paired = g.collect();
     resample::bpf::cuda_filter<resample::bpf::sv_model> f(sv, opt, nullptr, node);
     for (std::size_t t = 0; t < y.size(); ++t) f.enqueue(y.subspan(t, 1), truth.subspan(t, 1));
     const auto alone = f.collect();
     const std::string what = "N " + std::to_string(n);
     expect_same_runs(paired, alone, what);
-    std::size_t first_of_pair = 0, second_of_pair = 0, kept = 0;
+    // Pairs run ticks (1, 2), (3, 4), ...: an even tick's particles were moved in the node beside
+    // (resampled) or by the kernel beside it (not), an odd tick's after the previous graph's last node.
+    std::size_t beside_resampled = 0, beside_kept = 0, after_resampled = 0, after_kept = 0;
     for (std::size_t t = 1; t < y.size(); ++t) {
-      if (!paired.ticks[t].resampled) {
-        ++kept;
-      } else {
-        ++(t % 2 == 1 ? first_of_pair : second_of_pair);
-      }
+      const bool r = paired.ticks[t].resampled != 0;
+      ++(t % 2 == 0 ? (r ? beside_resampled : beside_kept) : (r ? after_resampled : after_kept));
     }
-    EXPECT_GT(first_of_pair, 0u) << what;
-    EXPECT_GT(second_of_pair, 0u) << what;
-    EXPECT_GT(kept, 0u) << what;
+    EXPECT_GT(beside_resampled, 0u) << what;
+    EXPECT_GT(beside_kept, 0u) << what;
+    EXPECT_GT(after_resampled, 0u) << what;
+    EXPECT_GT(after_kept, 0u) << what;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -547,8 +548,9 @@ TEST_F(CudaRawApi, DeviceGateSkipsOrRunsTheCall) {
 // (systematic, stratified and multinomial-sorted, float and double log-weights, the one-block path
 // at N = 3000 and the passes at 70001), and a wrong one fails the call and writes nothing: one below
 // the max names the first log-weight above it, one above says that none equals it, and for float
-// log-weights a double between two floats is wrong too. NaN and +inf come first, and all weights
-// zero with a max of -inf, as without it. The other schemes and the batched call refuse it.
+// log-weights a double between two floats is wrong too. NaN and +inf come first, as without it;
+// weights that are all zero are reported as such with a max of -inf, and as a wrong max with 0.
+// The other schemes and the batched call refuse it.
 template <class T>
 void given_max_cases(cudaStream_t stream) {
   using Index = std::int32_t;
@@ -578,7 +580,7 @@ void given_max_cases(cudaStream_t stream) {
       cpu::ancestors(cpu::serial{}, s, std::span<const T>(lw), key{7, 3}, 4, std::span<Index>(expected));
       EXPECT_EQ(a, expected);
       // Wrong maxima: nothing written.
-      const auto refused = [&](double m) -> std::string {
+      const auto refused = [&](double m, std::optional<std::size_t> index = {}) -> std::string {
         d_a = cuda::host::device_vector<Index>{view(poison)};
         upload(m);
         ws.ancestors(s, d_lw.data(), n, key{7, 3}, 4, d_a.data(), opt);
@@ -588,15 +590,15 @@ void given_max_cases(cudaStream_t stream) {
           ADD_FAILURE() << "max " << m << " accepted";
         } catch (const invalid_input& e) {
           message = e.what();
-          if (m < largest) {
-            EXPECT_EQ(e.index(), std::optional<std::size_t>(top)) << message;
+          if (index) {
+            EXPECT_EQ(e.index(), index) << message;
           }
         }
         d_a.copy_to(std::span<Index>(a));
         EXPECT_EQ(a, poison) << "written with max " << m;
         return message;
       };
-      const std::string low = refused(std::nextafter(largest, -INFINITY));
+      const std::string low = refused(std::nextafter(largest, -INFINITY), top);
       EXPECT_NE(low.find("but log-weight " + std::to_string(top) + " is"), std::string::npos) << low;
       const std::string high = refused(largest + 1.0);
       EXPECT_NE(high.find("but no log-weight equals it"), std::string::npos) << high;
@@ -604,8 +606,21 @@ void given_max_cases(cudaStream_t stream) {
         const double between = largest + std::ldexp(std::fabs(largest), -30);
         EXPECT_NE(refused(between).find("no log-weight equals it"), std::string::npos);
       }
-      EXPECT_NE(refused(std::numeric_limits<double>::quiet_NaN()).find("but log-weight 0 is"), std::string::npos);
+      EXPECT_NE(refused(std::numeric_limits<double>::quiet_NaN(), 0).find("but log-weight 0 is"), std::string::npos);
+      EXPECT_NE(refused(INFINITY).find("but no log-weight equals it"), std::string::npos);
+      EXPECT_NE(refused(-INFINITY, 0).find("but log-weight 0 is"), std::string::npos);
     }
+    // A closed gate wins over a wrong max: nothing written, no error.
+    const int closed = 0;
+    const cuda::host::device_vector<int> gate{std::span<const int>(&closed, 1)};
+    options gated = opt;
+    gated.device_gate = gate.data();
+    upload(largest + 1.0);
+    d_a = cuda::host::device_vector<Index>{view(poison)};
+    ws.ancestors(scheme::systematic, d_lw.data(), n, key{7, 3}, 4, d_a.data(), gated);
+    EXPECT_NO_THROW(ws.check());
+    d_a.copy_to(std::span<Index>(a));
+    EXPECT_EQ(a, poison) << "written through a closed gate";
     // NaN and +inf are reported first, with the message the call gives without the option.
     std::vector<T> bad = lw;
     bad[n / 3] = std::numeric_limits<T>::quiet_NaN();
@@ -634,6 +649,15 @@ void given_max_cases(cudaStream_t stream) {
       ws.check();
     } catch (const invalid_input& e) {
       EXPECT_STREQ(e.what(), "all log-weights are -inf (every weight is zero)");
+    }
+    // ... and with a max of 0, which none equals: the wrong max is reported first, on both paths.
+    upload(0.0);
+    ws.ancestors(scheme::stratified, d_lw.data(), n, key{7, 3}, 4, d_a.data(), opt);
+    try {
+      ws.check();
+      ADD_FAILURE() << "a max of 0 accepted for weights that are all zero";
+    } catch (const invalid_input& e) {
+      EXPECT_NE(std::string(e.what()).find("but no log-weight equals it"), std::string::npos) << e.what();
     }
   }
   cuda::host::device_vector<T> d_lw(8);

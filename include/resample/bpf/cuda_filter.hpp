@@ -120,6 +120,10 @@ class cuda_filter {
   /// kernels, 2, 4 or 8 (a thread-block cluster) where the GPU can run that many for every chunk at
   /// once, so that few chunks still fill it; otherwise 1. The results do not depend on it.
   [[nodiscard]] unsigned blocks_per_chunk() const;
+  /// How many ticks t > 0 one tick graph runs where enqueue() has them: 2 for the fast bootstrap
+  /// filter with the conditional resampler node and the CUDA C kernels (docs/bpf.md, "Two ticks to a
+  /// graph"), otherwise 1. The results do not depend on it.
+  [[nodiscard]] unsigned ticks_per_graph() const;
 
  private:
   struct impl;

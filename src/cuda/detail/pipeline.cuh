@@ -212,9 +212,6 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-/// Q_t for each tile (and the sum of quantised w^2 when `squares` is given, and each warp's C
-/// within its tile, the sum of the tile's warps before it, when `warp_offsets` is given: the exact
-/// starts of the comb's estimates, warp_comb.cuh).
 /// options::device_max_log_weight's check, on a thread's run of log-weights x (the first at index
 /// `first`): the first NaN or +inf as max_pass records it, the first log-weight above the given max
 /// (first_above_max), and whether one equals it (max_seen, a warp's atomic). Two comparisons a
@@ -254,6 +251,9 @@ __device__ void check_given_max(const T (&x)[items_per_thread], std::size_t firs
   }
 }
 
+/// Q_t for each tile (and the sum of quantised w^2 when `squares` is given, and each warp's C
+/// within its tile, the sum of the tile's warps before it, when `warp_offsets` is given: the exact
+/// starts of the comb's estimates, warp_comb.cuh).
 template <class T>
 __global__ void __launch_bounds__(block_threads)
     tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, device_status* st, u128* sums,
