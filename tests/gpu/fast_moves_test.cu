@@ -43,6 +43,16 @@ __global__ void disk_points(fast::philox_keys keys, std::uint64_t first, std::ui
   out[2 * i + 1] = pair.second;
 }
 
+/// disk_point_of, the normal and the Student-t (nu = 5) at given word pairs.
+__global__ void at_words(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t count, fast::disk_point* point,
+                         float* normal, float* student) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  point[i] = fast::disk_point_of(a[i], b[i]);
+  normal[i] = fast::normal(point[i]);
+  student[i] = fast::student_t(point[i], 5.0f, -2.0f / 5.0f);
+}
+
 __global__ void densities(fast::sv_moves m, const float* y, const float* h, std::uint32_t count, float* out) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < count) out[i] = m.log_likelihood(y[i], h[i]);
@@ -142,6 +152,64 @@ TEST(FastMoves, DiskPointsFollowTheirDefinition) {
   }
   EXPECT_LT(worst_c, 0x1p-20) << "worst |c - cos(theta)|";
   CHECK_CUDA(cudaFree(out));
+}
+
+// The edge words: a = 0 gives the smallest w, 2^-33 (finite variates, |normal| <= sqrt(66 ln 2));
+// a from 2^32 - 128 up rounds w to 1 (d = 0), whose variates are exactly 0; b = 0 and b = 2^32 - 1
+// give theta's ends, -pi and just below pi (c within 2^-20 of -1); and words between them.
+TEST(FastMoves, DiskPointsAtTheEdgeWords) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present";
+  const std::vector<std::uint32_t> as = {0u, 1u, 0x7fffffffu, 0x80000000u, 0xffffff7fu, 0xffffff80u, 0xffffffffu};
+  const std::vector<std::uint32_t> bs = {0u, 0x1ffu, 0x200u, 0x80000000u, 0xfffffe00u, 0xffffffffu};
+  std::vector<std::uint32_t> a, b;
+  for (const std::uint32_t x : as) {
+    for (const std::uint32_t y : bs) a.push_back(x), b.push_back(y);
+  }
+  const auto count = static_cast<std::uint32_t>(a.size());
+  std::uint32_t *da = nullptr, *db = nullptr;
+  fast::disk_point* dp = nullptr;
+  float *dn = nullptr, *dt = nullptr;
+  CHECK_CUDA(cudaMalloc(&da, count * sizeof(std::uint32_t)));
+  CHECK_CUDA(cudaMalloc(&db, count * sizeof(std::uint32_t)));
+  CHECK_CUDA(cudaMalloc(&dp, count * sizeof(fast::disk_point)));
+  CHECK_CUDA(cudaMalloc(&dn, count * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&dt, count * sizeof(float)));
+  CHECK_CUDA(cudaMemcpy(da, a.data(), count * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(db, b.data(), count * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  at_words<<<1, 64>>>(da, db, count, dp, dn, dt);
+  CHECK_CUDA(cudaGetLastError());
+  std::vector<fast::disk_point> p(count);
+  std::vector<float> normal(count), student(count);
+  CHECK_CUDA(cudaMemcpy(p.data(), dp, count * sizeof(fast::disk_point), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(normal.data(), dn, count * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(student.data(), dt, count * sizeof(float), cudaMemcpyDeviceToHost));
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SCOPED_TRACE(testing::Message() << "a " << a[i] << ", b " << b[i]);
+    const float w = std::fmaf(static_cast<float>(a[i]), 0x1p-32f, 0x1p-33f);
+    const double theta = 2.0 * std::numbers::pi * (std::bit_cast<float>(0x3f800000u | (b[i] >> 9)) - 1.5);
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(p[i].w), std::bit_cast<std::uint32_t>(w));
+    EXPECT_EQ(p[i].d, 1.0f - w);
+    EXPECT_GT(p[i].w, 0.0f);
+    EXPECT_LE(p[i].w, 1.0f);
+    EXPECT_LT(std::fabs(p[i].c - std::cos(theta)), 0x1p-20);
+    EXPECT_TRUE(std::isfinite(normal[i]) && std::isfinite(student[i])) << normal[i] << ", " << student[i];
+    EXPECT_LE(std::fabs(normal[i]), std::sqrt(66.0 * std::numbers::ln2) * (1 + 1e-5));
+    if (a[i] >= 0xffffff80u) {  // w rounds to 1
+      EXPECT_EQ(p[i].w, 1.0f);
+      EXPECT_EQ(normal[i], 0.0f);
+      EXPECT_EQ(student[i], 0.0f);
+    } else {
+      EXPECT_LT(p[i].w, 1.0f);
+    }
+    if (b[i] < 0x200u) {  // f = 1: theta = -pi
+      EXPECT_LT(std::fabs(p[i].c + 1.0), 0x1p-20);
+    }
+  }
+  EXPECT_EQ(p[0].w, 0x1p-33f);  // a = 0
+  for (void* q : {static_cast<void*>(da), static_cast<void*>(db), static_cast<void*>(dp), static_cast<void*>(dn),
+                  static_cast<void*>(dt)}) {
+    CHECK_CUDA(cudaFree(q));
+  }
 }
 
 // Both laws from the same disk points (nu = 5): sqrt(n) D under the Kolmogorov law's 0.1% point,
