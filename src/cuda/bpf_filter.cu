@@ -1413,7 +1413,8 @@ struct cuda_filter<Model>::impl {
 
   /// Whether ticks go several to a graph (capture_group): the fast bootstrap filter with the
   /// conditional resampler node and this file's kernels. Not the exact one: its tick at 2^24 took
-  /// 3.7 us longer in pairs (512.5 against 508.8 us, an H200, session 39), though 0.9 less at 2^18.
+  /// 2.5-3.7 us longer in pairs (512.5 against 508.8 us, an H200, session 39), though 0.8 less at
+  /// 2^18.
   [[nodiscard]] bool groups_ticks() const {
     return is_fast() && opt.kind == filter_kind::bootstrap && skip == resampler_node::conditional && !kernels;
   }
