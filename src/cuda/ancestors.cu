@@ -23,8 +23,7 @@ void check_call(scheme s, std::size_t n, const options& opt) {
     throw invalid_input("the cuda backend has the exact CDF only (float32 / float64 CDFs are on the CPU backends)");
   }
   check_scheme_options(s, opt);
-  const bool comb = s == scheme::systematic || s == scheme::stratified || s == scheme::multinomial_sorted;
-  if (opt.device_max_log_weight && !comb) {
+  if (opt.device_max_log_weight && !comb_scheme(s)) {
     throw invalid_input("options::device_max_log_weight is supported by systematic, stratified and "
                         "multinomial-sorted only (cuda), not by " + std::string(name(s)));
   }

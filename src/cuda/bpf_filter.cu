@@ -1332,9 +1332,7 @@ struct cuda_filter<Model>::impl {
   [[nodiscard]] resample::options at_tick() const {
     resample::options o = opt.resampling;
     o.device_step = &s->tick;
-    const scheme r = opt.resampler;
-    const bool comb = r == scheme::systematic || r == scheme::stratified || r == scheme::multinomial_sorted;
-    const bool given = !kernels && comb && opt.kind == filter_kind::bootstrap;
+    const bool given = !kernels && cuda::detail::comb_scheme(opt.resampler) && opt.kind == filter_kind::bootstrap;
     o.device_max_log_weight = given ? &s->max_log_weight : nullptr;  // never the caller's: not these weights' max
     return o;
   }
