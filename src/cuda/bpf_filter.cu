@@ -1360,7 +1360,6 @@ struct cuda_filter<Model>::impl {
     const bool conditional = skip == resampler_node::conditional;
     Real* const x = as<Real>(states(p, false).first);
     Real* const lw = as<Real>(states(p, false).second);
-    Real* const x_out = as<Real>(states(p, true).first);
     Real* const lw_out = as<Real>(states(p, true).second);
     Real* const fs = as<Real>(fs_a.data());
     Real* const v = as<Real>(v_a.data());
@@ -1386,12 +1385,29 @@ struct cuda_filter<Model>::impl {
       resampler(v);
     }
     launch_gather(moves, p, on, false);
-    const auto finish = conditional && !auxiliary ? &finish_tick<Real, true> : &finish_tick<Real, false>;
-    // Launched early (programmatic dependent launch, captured as a programmatic edge): it may start
-    // while the particle kernel's last blocks run, and waits for its end before the summaries.
-    cuda::detail::launch_early("bpf finish_tick", finish, 1, lanes, 0, on, summaries(), summary_count, x_out, lw_out,
-                               opt.ess_threshold, n, auxiliary, io(), status(), s, next);
+    launch_finish_tick<Real>(p, on, conditional && !auxiliary, next, true);
     if (!auxiliary) resampler(lw_out);
+  }
+
+  /// finish_tick for a tick of parity p (its particles in states(p, true)) on `on`, after the
+  /// tick's particle kernel; `opens`: the kernel opens the conditional node on `next`. `early`:
+  /// launched early (programmatic dependent launch, captured as a programmatic edge), so that it may
+  /// start while the particle kernel's last blocks run (it waits for its end before the summaries);
+  /// else a plain launch (after a conditional node too, which has no programmatic edge).
+  template <class Real>
+  void launch_finish_tick(int p, cudaStream_t on, bool opens, cudaGraphConditionalHandle next, bool early) {
+    const auto finish = opens ? &finish_tick<Real, true> : &finish_tick<Real, false>;
+    Real* const x_out = as<Real>(states(p, true).first);
+    Real* const lw_out = as<Real>(states(p, true).second);
+    const bool auxiliary = opt.kind == filter_kind::auxiliary;
+    if (early) {
+      cuda::detail::launch_early("bpf finish_tick", finish, 1, lanes, 0, on, summaries(), summary_count, x_out,
+                                 lw_out, opt.ess_threshold, n, auxiliary, io(), status(), s, next);
+    } else {
+      finish<<<1, lanes, 0, on>>>(summaries(), summary_count, x_out, lw_out, opt.ess_threshold, n, auxiliary, io(),
+                                  status(), s, next);
+      cuda::check_launch("bpf finish_tick");
+    }
   }
 
   /// The particle kernel of a tick of parity p on `on`; `beside_resampler`: the launch that returns at
@@ -1429,27 +1445,18 @@ struct cuda_filter<Model>::impl {
   template <class Moves>
   void capture_group(const Moves& moves, int p, int K, cudaStream_t on, cudaStream_t body) {
     using Real = typename Moves::real;
-    const auto finish = &finish_tick<Real, true>;
     launch_gather(moves, p, on, false);
     for (int i = 0; i < K; ++i) {
       const int pi = (p + i) % 2, qi = 1 - pi;
       const cudaGraphConditionalHandle next = conditional_handle(on);
-      Real* const x_out = as<Real>(states(pi, true).first);
-      Real* const lw_out = as<Real>(states(pi, true).second);
-      if (i == 0) {
-        cuda::detail::launch_early("bpf finish_tick", finish, 1, lanes, 0, on, summaries(), summary_count, x_out,
-                                   lw_out, opt.ess_threshold, n, false, io(), status(), s, next);
-      } else {
-        finish<<<1, lanes, 0, on>>>(summaries(), summary_count, x_out, lw_out, opt.ess_threshold, n, false, io(),
-                                    status(), s, next);
-        cuda::check_launch("bpf finish_tick");
-      }
+      const Real* const lw_out = as<Real>(states(pi, true).second);
+      launch_finish_tick<Real>(pi, on, true, next, i == 0);
       if (i + 1 == K) {
-        add_conditional_resampler(on, body, next, static_cast<const Real*>(lw_out));
+        add_conditional_resampler(on, body, next, lw_out);
         break;
       }
       const cudaGraphNode_t beside = add_conditional(on, body, next, false, [&](cudaStream_t b) {
-        enqueue_resampler(b, static_cast<const Real*>(lw_out), at_tick());
+        enqueue_resampler(b, lw_out, at_tick());
         launch_gather(moves, qi, b, false);
       });
       launch_gather(moves, qi, on, true);
