@@ -93,13 +93,14 @@ const float* equal_weights(std::size_t n) {
   return cached_weights('e', n, 0.0, [n] { return std::vector<float>(n, 0.0f); });
 }
 
-/// The largest of device_weights(n, y), a double on the device: options::device_max_log_weight.
-const double* device_max(std::size_t n, double y) {
-  static std::map<std::pair<std::size_t, double>, std::unique_ptr<cuda::host::device_vector<double>>> cache;
-  auto& slot = cache[{n, y}];
+/// The largest of the n log-weights at `lw` (cached_weights' arrays, kept for the whole run), a
+/// double on the device: options::device_max_log_weight.
+const double* device_max(const float* lw, std::size_t n) {
+  static std::map<const float*, std::unique_ptr<cuda::host::device_vector<double>>> cache;
+  auto& slot = cache[lw];
   if (!slot) {
     std::vector<float> f(n);
-    cuda::check(cudaMemcpy(f.data(), device_weights(n, y), n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    cuda::check(cudaMemcpy(f.data(), lw, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
     const double m = *std::max_element(f.begin(), f.end());
     slot = std::make_unique<cuda::host::device_vector<double>>(std::span<const double>(&m, 1));
   }
@@ -116,7 +117,7 @@ void single(benchmark::State& state, scheme s, const std::function<const float*(
             resample::options opt, bool given_max = false) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const float* lw = weights(n);
-  if (given_max) opt.device_max_log_weight = device_max(n, 2.0);
+  if (given_max) opt.device_max_log_weight = device_max(lw, n);
   cuda::host::device_vector<std::int32_t> a(n);
   cuda::workspace ws;
   ws.ancestors(s, lw, n, resample::key{1, 0}, 0, a.data(), opt);  // allocates once

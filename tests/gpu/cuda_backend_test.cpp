@@ -644,9 +644,9 @@ void given_max_cases(cudaStream_t stream) {
     d_lw = cuda::host::device_vector<T>{std::span<const T>(zero)};
     upload(-INFINITY);
     ws.ancestors(scheme::stratified, d_lw.data(), n, key{7, 3}, 4, d_a.data(), opt);
-    EXPECT_THROW(ws.check(), invalid_input);
     try {
       ws.check();
+      ADD_FAILURE() << "weights that are all zero accepted";
     } catch (const invalid_input& e) {
       EXPECT_STREQ(e.what(), "all log-weights are -inf (every weight is zero)");
     }
