@@ -63,12 +63,20 @@ TEST(DeterministicMath, LockstepExpOfNonpositiveIsDeterministicExp) {
                              -std::numeric_limits<double>::infinity()};
   for (const double x : specials) {
     EXPECT_EQ(bits_of_double(deterministic_exp_nonpositive(x)), bits_of_double(deterministic_exp(x))) << "x = " << x;
+    const double in[1] = {x};
+    double out[1];
+    deterministic_exp_nonpositive_through_underflow(in, out);
+    EXPECT_EQ(bits_of_double(out[0]), bits_of_double(deterministic_exp(x))) << "through underflow, x = " << x;
   }
   for (int trial = 0; trial < 200000; ++trial) {
-    double x[8], e[8];
+    double x[8], e[8], u[8];
     for (double& v : x) v = trial % 2 ? -750.0 * uniform_open(s) : -40.0 * uniform_open(s);
     deterministic_exp_nonpositive(x, e);
-    for (int m = 0; m < 8; ++m) ASSERT_EQ(bits_of_double(e[m]), bits_of_double(deterministic_exp(x[m]))) << "x = " << x[m];
+    deterministic_exp_nonpositive_through_underflow(x, u);
+    for (int m = 0; m < 8; ++m) {
+      ASSERT_EQ(bits_of_double(e[m]), bits_of_double(deterministic_exp(x[m]))) << "x = " << x[m];
+      ASSERT_EQ(bits_of_double(u[m]), bits_of_double(e[m])) << "through underflow, x = " << x[m];
+    }
   }
 }
 

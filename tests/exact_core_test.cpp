@@ -69,6 +69,34 @@ TEST(ExactCdf, QuantiseIsExactFloor) {
   EXPECT_EQ(quantised_weight(3.5f, 3.5f, 90), static_cast<u128>(1) << 90);
 }
 
+// The tile pass's form (the exp through its underflow, the high words summed as doubles) must give
+// quantised_weights' weights and sum bit for bit: runs of eight float log-weights relative to
+// maxima that put them anywhere from 0 down past the exp's range, with -inf, the max itself and
+// every fraction the exact CDF uses.
+TEST(ExactCdf, SplitSumGivesQuantisedWeightsBits) {
+  philox_stream rng({53, 54}, 0, 0);
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  for (const int F : {64, 65, 80, 95, 96}) {
+    for (int trial = 0; trial < 100000; ++trial) {
+      float lw[8];
+      const double spread = trial % 3 == 0 ? 800.0 : trial % 3 == 1 ? 60.0 : 2.0;
+      for (float& x : lw) x = static_cast<float>(-spread * uniform_open(rng));
+      if (trial % 5 == 0) lw[trial % 8] = -inf;
+      if (trial % 7 == 0) lw[(trial / 7) % 8] = 0.0f;
+      double w[8], w_split[8];
+      const u128 sum = quantised_weights(lw, 0.0, F, w);
+      const u128 split = quantised_weights_split(lw, 0.0, F, w_split);
+      ASSERT_EQ(split, sum) << "F = " << F << " trial " << trial;
+      for (int m = 0; m < 8; ++m) ASSERT_EQ(std::memcmp(&w[m], &w_split[m], sizeof(double)), 0) << "lw = " << lw[m];
+    }
+  }
+  const float all_zero[8] = {-inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf};
+  double w[8];
+  EXPECT_EQ(quantised_weights_split(all_zero, 0.0, 96, w), 0u);
+  const float all_one[8] = {};
+  EXPECT_EQ(quantised_weights_split(all_one, 0.0, 96, w), static_cast<u128>(8) << 96);
+}
+
 /// e_i = N q_i / Q as floor and "has a remainder", exactly in 128 bits (N q_i < 2^128).
 struct exact_expectation {
   std::vector<std::uint64_t> floor;

@@ -32,12 +32,20 @@ RESAMPLE_HOST_DEVICE constexpr int fraction_bits(std::uint64_t n) {
 /// significand apart): w 2^F = hi 2^64 + lo with hi = floor(w 2^(F - 64)) <= 2^32. Every step is
 /// exact: scaling by a power of two (no overflow, w <= 1), floor, and w 2^F - hi 2^64, a number
 /// below 2^64 whose bits are a subset of w 2^F's; its truncation is lo = floor(w 2^F) - hi 2^64.
-RESAMPLE_HOST_DEVICE inline u128 quantise(double w, int fraction) {
+struct quantised_parts {
+  double hi;         ///< floor(w 2^(F - 64)), an integer <= 2^32
+  std::uint64_t lo;  ///< floor(w 2^F) - hi 2^64
+};
+RESAMPLE_HOST_DEVICE inline quantised_parts quantise_parts(double w, int fraction) {
   const double scale = detail::double_of(static_cast<std::uint64_t>(1023 + fraction) << 52);   // 2^F
   const double scale_hi = detail::double_of(static_cast<std::uint64_t>(959 + fraction) << 52);  // 2^(F - 64)
   const double hi = std::floor(w * scale_hi);
   const double lo = detail::fused(hi, -18446744073709551616.0, w * scale);  // w 2^F - hi 2^64, exact
-  return (static_cast<u128>(static_cast<std::uint64_t>(hi)) << 64) | static_cast<std::uint64_t>(lo);
+  return {hi, static_cast<std::uint64_t>(lo)};
+}
+RESAMPLE_HOST_DEVICE inline u128 quantise(double w, int fraction) {
+  const quantised_parts q = quantise_parts(w, fraction);
+  return (static_cast<u128>(static_cast<std::uint64_t>(q.hi)) << 64) | q.lo;
 }
 
 /// The weights w[m] = exp(lw[m] - max) of a run of K log-weights (computed in lockstep) and the sum
@@ -52,6 +60,34 @@ RESAMPLE_HOST_DEVICE inline u128 quantised_weights(const T (&lw)[K], double max_
   RESAMPLE_UNROLL
   for (int m = 0; m < K; ++m) sum += quantise(w[m], fraction);
   return sum;
+}
+
+/// quantised_weights' weights and sum in fewer instructions: the exp through its underflow
+/// (deterministic_exp_nonpositive_through_underflow), and the sum taken apart, the high words
+/// hi_m = floor(w_m 2^(F - 64)) <= 2^32 added as doubles (exact below 2^53, that is for K < 2^21)
+/// and converted once, the low words as integers: one conversion and one 64-bit add fewer a weight.
+/// The GPU's tile pass, issue-bound, gains 2.2 of its 43.7 us at 2^24 by it (docs/results/gpu.md,
+/// session 40). Every other kernel keeps quantised_weights, so that its code stays as it was: a
+/// comb kernel's register allocation moves with these forms (in the comb's rerun of a warp,
+/// warp_comb.cuh, the new exp with the old sum made the systematic comb 7.5 us slower; both forms
+/// took its spill loads from 104 to 336 bytes at the same time).
+template <class T, int K>
+RESAMPLE_HOST_DEVICE inline u128 quantised_weights_split(const T (&lw)[K], double max_log_w, int fraction,
+                                                         double (&w)[K]) {
+  static_assert(K < (1 << 21), "the high words' double sum must stay exact");
+  double d[K];
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) d[m] = static_cast<double>(lw[m]) - max_log_w;
+  deterministic_exp_nonpositive_through_underflow(d, w);
+  double high = 0;
+  u128 low = 0;
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) {
+    const quantised_parts q = quantise_parts(w[m], fraction);
+    high += q.hi;
+    low += q.lo;
+  }
+  return (static_cast<u128>(static_cast<std::uint64_t>(high)) << 64) + low;
 }
 
 /// q_i from a log-weight and the maximum log-weight; -inf gives 0.

@@ -271,7 +271,7 @@ __global__ void __launch_bounds__(block_threads)
   if (summary_failed(*st)) return;  // bad input (or, with a given max, seen so far): finish_pass says which
   const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   double w[items_per_thread];
-  u128 sum = quantised_weights(x, max_lw, fraction, w);
+  u128 sum = quantised_weights_split(x, max_lw, fraction, w);
   if (squares) {
     u128 sum_sq = 0;
 #pragma unroll

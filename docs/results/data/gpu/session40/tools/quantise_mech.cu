@@ -22,11 +22,20 @@
 //      the multiprocessor (cp.async.bulk, one thread, an mbarrier per buffer), two tiles ahead, so
 //      that the loads run under the exps
 //   9  8 on the no-exp arithmetic of 6 (checked against 6)
+//  10  0's sums (checked) with two instructions fewer a weight: log-weights below the exp's range
+//      clamped to -746 (whose exp the arithmetic itself takes to 0, through the subnormal branch)
+//      instead of to 0 with the result selected to 0 after; and the 8 weights' high words
+//      (floor(w 2^(F - 64)) <= 2^32) summed as doubles, exactly, and converted once
+//  11  10's high words as doubles only (the exp's results selected to 0, as deterministic_exp_nonpositive does)
+//  12  10's clamp only (quantise's 128-bit values summed)
+//  (0-9 call the library's deterministic_exp_nonpositive, which had the -746 clamp only while run 13
+//  was built; 10-12 write both forms out)
 // Build: nvcc -O3 -std=c++20 --expt-relaxed-constexpr -gencode arch=compute_90,code=sm_90 -I include quantise_mech.cu
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -279,6 +288,65 @@ __global__ void __launch_bounds__(threads) tile_sums_staged(const float* __restr
   }
 }
 
+/// deterministic_exp_nonpositive's bits, the clamp to -746 (see variant 10), for x <= 0.
+__device__ inline void exp_clamped(const double (&x)[items], double (&e)[items]) {
+  constexpr double lowest = -745.1332191019412;
+  double c[items];
+#pragma unroll
+  for (int m = 0; m < items; ++m) c[m] = x[m] < lowest ? -746.0 : x[m];
+  resample::detail::exp_nonpositive_lockstep(c, e);
+}
+
+/// e^x as deterministic_exp_nonpositive has it: arguments below the range replaced by 0, whose exp
+/// is cheap and normal, and the results selected to 0 after.
+__device__ inline void exp_selected(const double (&x)[items], double (&e)[items]) {
+  constexpr double lowest = -745.1332191019412;
+  double c[items];
+#pragma unroll
+  for (int m = 0; m < items; ++m) c[m] = x[m] < lowest ? 0.0 : x[m];
+  resample::detail::exp_nonpositive_lockstep(c, e);
+#pragma unroll
+  for (int m = 0; m < items; ++m) e[m] = x[m] < lowest ? 0.0 : e[m];
+}
+
+template <bool Clamp, bool Split>
+__global__ void __launch_bounds__(threads) tile_sums_lean(const float* __restrict__ lw, std::size_t n, double max_lw,
+                                                          int fraction, u128* out) {
+  const std::size_t first = blockIdx.x * std::size_t{tile} + threadIdx.x * items;
+  float x[items];
+  resample::cuda::block::load_blocked(lw, first, n, x);
+  double d[items], w[items];
+#pragma unroll
+  for (int m = 0; m < items; ++m) d[m] = static_cast<double>(x[m]) - max_lw;
+  if constexpr (Clamp) {
+    exp_clamped(d, w);
+  } else {
+    exp_selected(d, w);
+  }
+  if constexpr (!Split) {
+    u128 sum = 0;
+#pragma unroll
+    for (int m = 0; m < items; ++m) sum += resample::quantise(w[m], fraction);
+    sum = resample::cuda::block::warp_sum(sum);
+    if ((threadIdx.x & 31) == 0) out[(first / items) / 32] = sum;
+    return;
+  }
+  const double scale = __longlong_as_double(static_cast<long long>(1023 + fraction) << 52);
+  const double scale_hi = __longlong_as_double(static_cast<long long>(959 + fraction) << 52);
+  double high = 0;  // at most 8 2^32: exact
+  u128 low = 0;
+#pragma unroll
+  for (int m = 0; m < items; ++m) {
+    const double hi = floor(w[m] * scale_hi);
+    const double lo = fma(hi, -18446744073709551616.0, w[m] * scale);
+    high += hi;
+    low += static_cast<unsigned long long>(lo);
+  }
+  u128 sum = (static_cast<u128>(static_cast<unsigned long long>(high)) << 64) + low;
+  sum = resample::cuda::block::warp_sum(sum);
+  if ((threadIdx.x & 31) == 0) out[(first / items) / 32] = sum;
+}
+
 #define CHECK(x)                                                                 \
   do {                                                                           \
     cudaError_t e_ = (x);                                                        \
@@ -291,8 +359,12 @@ __global__ void __launch_bounds__(threads) tile_sums_staged(const float* __restr
 template <int Variant>
 float time_variant(const float* lw, std::size_t n, double max_lw, int fraction, u128* out, int reps) {
   unsigned grid = static_cast<unsigned>((n + tile - 1) / tile);
-  auto kernel = Variant >= 8 ? &tile_sums_staged<Variant> : &tile_sums<Variant>;
-  if (Variant >= 8) {
+  auto kernel = Variant == 10   ? &tile_sums_lean<true, true>
+                : Variant == 11 ? &tile_sums_lean<false, true>
+                : Variant == 12 ? &tile_sums_lean<true, false>
+                : Variant >= 8  ? &tile_sums_staged<Variant>
+                                : &tile_sums<Variant>;
+  if (Variant == 8 || Variant == 9) {
     int per_sm = 0, sms = 0;
     cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
@@ -313,8 +385,10 @@ float time_variant(const float* lw, std::size_t n, double max_lw, int fraction, 
   return 1000.0f * ms / reps;
 }
 
-int main() {
-  const std::size_t n = std::size_t{1} << 24;
+int main(int argc, char** argv) {
+  // argv[1]: log2 N (default 24); at 2^22 and below the 16 MB of log-weights stay in L2 between launches
+  const int log2n = argc > 1 ? std::atoi(argv[1]) : 24;
+  const std::size_t n = std::size_t{1} << log2n;
   std::vector<float> h(n);
   std::mt19937_64 g(40);
   std::normal_distribution<double> z;
@@ -364,10 +438,19 @@ int main() {
     const float t9 = time_variant<9>(lw, n, mx, fraction, out, 50);
     CHECK(cudaMemcpy(got.data(), out, warps * sizeof(u128), cudaMemcpyDeviceToHost));
     const bool same9 = std::memcmp(no_exp.data(), got.data(), warps * sizeof(u128)) == 0;
-    std::printf("2^24 us: no exp %.2f | no exp, no quantisation %.2f | staged %.2f (same %d) | staged, no exp %.2f "
-                "(same %d)\n",
-                t[6], t[7], t8, same8, t9, same9);
-    std::printf("2^24 us: library %.2f | quantise by adds %.2f (same %d) | + float bits %.2f (same %d) | "
+    const float t10 = time_variant<10>(lw, n, mx, fraction, out, 50);
+    CHECK(cudaMemcpy(got.data(), out, warps * sizeof(u128), cudaMemcpyDeviceToHost));
+    const bool same10 = std::memcmp(ref.data(), got.data(), warps * sizeof(u128)) == 0;
+    const float t11 = time_variant<11>(lw, n, mx, fraction, out, 50);
+    CHECK(cudaMemcpy(got.data(), out, warps * sizeof(u128), cudaMemcpyDeviceToHost));
+    const bool same11 = std::memcmp(ref.data(), got.data(), warps * sizeof(u128)) == 0;
+    const float t12 = time_variant<12>(lw, n, mx, fraction, out, 50);
+    CHECK(cudaMemcpy(got.data(), out, warps * sizeof(u128), cudaMemcpyDeviceToHost));
+    const bool same12 = std::memcmp(ref.data(), got.data(), warps * sizeof(u128)) == 0;
+    std::printf("us: no exp %.2f | no exp, no quantisation %.2f | staged %.2f (same %d) | staged, no exp %.2f "
+                "(same %d) | lean %.2f (same %d) | high words only %.2f (same %d) | clamp only %.2f (same %d)\n",
+                t[6], t[7], t8, same8, t9, same9, t10, same10, t11, same11, t12, same12);
+    std::printf("us: library %.2f | quantise by adds %.2f (same %d) | + float bits %.2f (same %d) | "
                 "library + float bits %.2f (same %d) | table exp %.2f (total / library's - 1: %.3Le) | table in "
                 "shared memory %.2f\n",
                 t[0], t[1], same1, t[2], same2, t[3], same3, t[4], b / a - 1, t[5]);
