@@ -167,9 +167,10 @@ RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)
 /// p 2^-1012 is exact, and p 2^-1076 < 2^-1075 rounds to 0), where deterministic_exp_nonpositive
 /// replaces them by 0 and selects the results to 0 after. Two instructions fewer a weight, but a
 /// warp with a zero weight takes the subnormal branch. The GPU's tile pass uses it
-/// (quantised_weights_split, exact_cdf.hpp): in a micro-benchmark of that pass's arithmetic at 2^24 on
-/// an H200, 1.8 us of 43 (docs/results/gpu.md, session 40). The other kernels keep the selecting form: in the comb's rerun of a warp this one
-/// made the systematic comb kernel 7.5 us slower (its register allocation, not its instructions).
+/// (quantised_weights_split, exact_cdf.hpp): in a micro-benchmark of that pass's arithmetic at 2^24
+/// on an H200, 1.8 us of 43 (docs/results/gpu.md, session 40). The other kernels keep the selecting
+/// form: in the comb's rerun of a warp this one made the systematic comb kernel 7.5 us slower (its
+/// register allocation, not its instructions).
 template <int K>
 RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive_through_underflow(const double (&x)[K], double (&e)[K]) {
   constexpr double lowest = -745.1332191019412;
