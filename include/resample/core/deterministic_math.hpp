@@ -165,12 +165,12 @@ RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)
 /// deterministic_exp_nonpositive's bits by another route: the arguments below its range (-inf too)
 /// replaced by -746, whose e^x the arithmetic itself takes to 0 (k = -1076: the subnormal branch's
 /// p 2^-1012 is exact, and p 2^-1076 < 2^-1075 rounds to 0), where deterministic_exp_nonpositive
-/// replaces them by 0 and selects the results to 0 after. Two instructions fewer a weight, but a
-/// warp with a zero weight takes the subnormal branch. The GPU's tile pass uses it
+/// replaces them by 0 and selects the results to 0 after. One select of a double a weight fewer,
+/// but a warp with a zero weight takes the subnormal branch. The GPU's tile pass uses it
 /// (quantised_weights_split, exact_cdf.hpp): in a micro-benchmark of that pass's arithmetic at 2^24
 /// on an H200, 1.8 us of 43 (docs/results/gpu.md, session 40). The other kernels keep the selecting
-/// form: in the comb's rerun of a warp this one made the systematic comb kernel 7.5 us slower (its
-/// register allocation, not its instructions).
+/// form: in the comb's rerun of a warp this one made the systematic comb kernel about 7 us slower,
+/// with the same spills and the same common path (the cause not found).
 template <int K>
 RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive_through_underflow(const double (&x)[K], double (&e)[K]) {
   constexpr double lowest = -745.1332191019412;

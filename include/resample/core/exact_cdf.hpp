@@ -62,15 +62,16 @@ RESAMPLE_HOST_DEVICE inline u128 quantised_weights(const T (&lw)[K], double max_
   return sum;
 }
 
-/// quantised_weights' weights and sum in fewer instructions: the exp through its underflow
+/// quantised_weights' weights and sum in fewer instructions, for log-weights at most the max (weights
+/// in [0, 1], as every caller passes): the exp through its underflow
 /// (deterministic_exp_nonpositive_through_underflow), and the sum taken apart, the high words
 /// hi_m = floor(w_m 2^(F - 64)) <= 2^32 added as doubles (exact below 2^53, that is for K < 2^21)
-/// and converted once, the low words as integers: one conversion and one 64-bit add fewer a weight.
+/// and converted once, the low words as integers: a conversion a weight traded for a double add.
 /// The GPU's tile pass, issue-bound, gains 2.2 of its 43.7 us at 2^24 by it (docs/results/gpu.md,
-/// session 40). Every other kernel keeps quantised_weights, so that its code stays as it was: a
-/// comb kernel's register allocation moves with these forms (in the comb's rerun of a warp,
-/// warp_comb.cuh, the new exp with the old sum made the systematic comb 7.5 us slower; both forms
-/// took its spill loads from 104 to 336 bytes at the same time).
+/// session 40). Every other kernel keeps quantised_weights, so that its code stays as it was: in the
+/// comb's rerun of a warp (warp_comb.cuh) the new exp with the old sum made the systematic comb
+/// about 7 us slower, and both forms there raised its spill loads from 104 to 336 bytes (the time
+/// then as before).
 template <class T, int K>
 RESAMPLE_HOST_DEVICE inline u128 quantised_weights_split(const T (&lw)[K], double max_log_w, int fraction,
                                                          double (&w)[K]) {
