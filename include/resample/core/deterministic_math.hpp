@@ -65,6 +65,7 @@ struct exp_constants {
   static constexpr double ln2_hi = 6.93147180369123816490e-01;  // ln 2, top 32 bits: k * ln2_hi is exact
   static constexpr double ln2_lo = 1.90821492927058770002e-10;  // ln 2 - ln2_hi
   static constexpr double shifter = 6755399441055744.0;         // 1.5 * 2^52: adding it rounds to an integer
+  static constexpr double lowest = -745.1332191019412;         // below it e^x rounds to 0
   /// The series' coefficients: 1/n! for n = 13 - i (i = 0 .. 11), as correctly rounded doubles.
   RESAMPLE_HOST_DEVICE static double c(int i) { return exp_series(i); }
   /// 2^k for a normal exponent k, from its bits.
@@ -102,7 +103,7 @@ RESAMPLE_HOST_DEVICE inline double exp_in_range(double x) {
 RESAMPLE_HOST_DEVICE inline double deterministic_exp(double x) {
   if (x != x) return x;  // NaN
   if (x > 709.782712893384) return std::numeric_limits<double>::infinity();
-  if (x < -745.1332191019412) return 0.0;
+  if (x < detail::exp_constants::lowest) return 0.0;
   return detail::exp_in_range(x);
 }
 
@@ -153,7 +154,7 @@ RESAMPLE_HOST_DEVICE inline void exp_nonpositive_lockstep(const double (&x)[K], 
 /// exp(lw - max lw): the same bits, computed in lockstep (detail::exp_nonpositive_lockstep).
 template <int K>
 RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)[K], double (&e)[K]) {
-  constexpr double lowest = -745.1332191019412;  // below it e^x rounds to 0
+  constexpr double lowest = detail::exp_constants::lowest;
   double clamped[K];  // those below (-inf: zero weights) replaced by 0, whose exp is cheap and normal
   RESAMPLE_UNROLL
   for (int m = 0; m < K; ++m) clamped[m] = x[m] < lowest ? 0.0 : x[m];
@@ -173,7 +174,7 @@ RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)
 /// with the same spills and the same common path (the cause not found).
 template <int K>
 RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive_through_underflow(const double (&x)[K], double (&e)[K]) {
-  constexpr double lowest = -745.1332191019412;
+  constexpr double lowest = detail::exp_constants::lowest;
   double clamped[K];
   RESAMPLE_UNROLL
   for (int m = 0; m < K; ++m) clamped[m] = x[m] < lowest ? -746.0 : x[m];
