@@ -6,6 +6,9 @@
 //                                       and 2^26, the paper's weights with their max handed over
 //                                       (options::device_max_log_weight: no max pass, 8 bytes a
 //                                       particle to move)
+//   cuda/<scheme>/float/fast_exp/<N>    the same schemes, N = 2^20 and 2^24: options::fast_exp (the
+//                                       weights by ex2.approx; not the CPU's bits)
+//   cuda/<scheme>/float/fast_given_max/<N>  ... and the max handed over (the fast particle filter's call)
 //   cuda/<scheme>/float/skewed/<N>      systematic, stratified, multinomial-sorted, N = 2^20 and
 //                                       2^24: two particles hold every weight (heavy runs)
 //   cuda/<scheme>/float/heavy<K>/<N>    the same schemes, N = 2^24: K = 32 or 512 particles of
@@ -221,6 +224,14 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/given_max").c_str(),
                                  [s](benchmark::State& st) { single(st, s, paper(2.0), {}, true); })
         ->Arg(1 << 20)->Arg(1 << 24)->Arg(1 << 26)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    resample::options fast;
+    fast.fast_exp = true;
+    benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/fast_exp").c_str(),
+                                 [s, fast](benchmark::State& st) { single(st, s, paper(2.0), fast); })
+        ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/fast_given_max").c_str(),
+                                 [s, fast](benchmark::State& st) { single(st, s, paper(2.0), fast, true); })
+        ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("cuda/" + std::string(resample::name(s)) + "/float/skewed").c_str(),
                                  [s](benchmark::State& st) { single(st, s, skewed_weights, {}); })
         ->Arg(1 << 20)->Arg(1 << 24)->UseManualTime()->Unit(benchmark::kMicrosecond);

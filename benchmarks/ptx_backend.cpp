@@ -12,8 +12,9 @@
 //                                 C written, then a binary search per draw); multinomial_sorted (the
 //                                 points per stratum, then the comb); residual; ssp (its pairing on
 //                                 one thread, as in the cuda backend: N to 2^16 only);
-//                                 systematic_fast, stratified_fast, multinomial_sorted_fast (PTX
-//                                 only: options::fast_exp, the weights by ex2.approx);
+//                                 systematic_fast, stratified_fast, multinomial_sorted_fast
+//                                 (options::fast_exp, the weights by ex2.approx; both backends
+//                                 since session 41);
 //                                 N = 2^12 .. 2^24
 //
 // Counters: bytes_moved (the roofline's bytes: 12 per particle for the resamplers -- the
@@ -95,7 +96,7 @@ enum class op {
   multinomial_sorted,
   residual,
   ssp,
-  systematic_fast,  // options::fast_exp: ptx only
+  systematic_fast,  // options::fast_exp
   stratified_fast,
   multinomial_sorted_fast
 };
@@ -155,7 +156,7 @@ void run(benchmark::State& state, backend b, op o) {
     } else if (b == backend::ptx) {
       ptx::ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data(), opt);
     } else {
-      cuda::ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data());
+      cuda::ancestors<float, std::int32_t>(temp, bytes, s, lw, n, {1, 0}, step, a.data(), opt);
     }
   };
   std::size_t bytes = 0;
@@ -203,7 +204,6 @@ int main(int argc, char** argv) {
                                             {op::multinomial_sorted_fast, "multinomial_sorted_fast"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {
-      if (is_fast(o) && b == backend::cuda) continue;  // the cuda backend has the exact exponentials only
       benchmark::RegisterBenchmark((std::string(prefix) + name).c_str(),
                                    [b = b, o = o](benchmark::State& st) { run(st, b, o); })
           // SSP's pairing runs on one thread (about half a microsecond a particle): to 2^16 only

@@ -17,7 +17,10 @@ namespace {
 template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
-  refuse_fast_exp(opt, "cuda");
+  if (opt.fast_exp && !comb_scheme(s)) {
+    throw invalid_input("options::fast_exp is supported by systematic, stratified and multinomial-sorted only "
+                        "(cuda); " + std::string(name(s)) + " computes its exponentials exactly there");
+  }
   const bool cdf_scheme = s == scheme::multinomial || s == scheme::stratified || s == scheme::systematic;
   if (cdf_scheme && opt.cdf != precision::exact) {
     throw invalid_input("the cuda backend has the exact CDF only (float32 / float64 CDFs are on the CPU backends)");
@@ -37,7 +40,8 @@ std::size_t enqueue_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n
     case scheme::systematic:
     case scheme::stratified:
     case scheme::multinomial_sorted:
-      return comb_ancestors(d_temp, s, lw, n, k, step_from, a, opt.device_gate, opt.device_max_log_weight, stream);
+      return comb_ancestors(d_temp, s, lw, n, k, step_from, a, opt.device_gate, opt.device_max_log_weight,
+                            opt.fast_exp, stream);
     case scheme::multinomial: return multinomial_ancestors(d_temp, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::residual: return residual_ancestors(d_temp, false, lw, n, k, step_from, a, opt.device_gate, stream);
     case scheme::ssp: return residual_ancestors(d_temp, true, lw, n, k, step_from, a, opt.device_gate, stream);

@@ -226,7 +226,7 @@ void ancestors_batched(void* d_temp, std::size_t& temp_bytes, scheme s, const T*
                         "rejection; got " + std::string(name(s)));
   }
   check_scheme_options(s, opt);
-  refuse_fast_exp(opt, "cuda");
+  if (opt.fast_exp) throw invalid_input("options::fast_exp is not supported by the batched call");
   if (opt.device_gate) throw invalid_input("options::device_gate is not supported by the batched call");
   if (opt.device_max_log_weight) {
     throw invalid_input("options::device_max_log_weight is not supported by the batched call");

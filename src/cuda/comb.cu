@@ -18,6 +18,11 @@
 //   particle, and multinomial_sorted_ancestors (sorted_points_below per particle): comb_run gives
 //   their bits.
 //
+//   options::fast_exp (`fast`): the tile pass and the comb take the weights by ex2.approx
+//   (detail/fast_exp.cuh, ptx/fast_exp.ptx's instructions) in place of the deterministic and the
+//   estimated exp, so the draw is exact for those weights, and the ptx backend's fast draw on the
+//   same GPU; not the CPU's bits. At every N through the tiles' kernels.
+//
 //   small_comb_pass (N <= 8192, systematic and stratified): the whole call in one block of 1024
 //   threads x 4 items (block::resampler: max and Q by block reductions, the system kept in
 //   registers up to 4096 particles, then the comb): one launch instead of four, for the latency of
@@ -154,7 +159,7 @@ __device__ void fill_heavy_runs(device_status* st, heavy_run* runs, Index* a, bo
 /// against 73, 144 and 258 (docs/results/gpu.md, session 21).
 inline constexpr int comb_blocks_per_multiprocessor = 4;
 
-template <class T, class Index, comb_kind Kind>
+template <class T, class Index, comb_kind Kind, bool Fast>
 __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
     comb_pass(const T* __restrict__ lw, std::size_t n, device_status* st, const u128* offsets,
               const u128* warp_offsets, key k, step_source step_from, std::uint32_t host_U,
@@ -191,7 +196,7 @@ __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
       return stratum_points{below, P[K + 1] - below};
     };
     column_points column{scratch + threadIdx.x};
-    warp_comb(
+    warp_comb<Fast>(
         x, max_lw, fraction, comb, C_warp, 0.0,
         [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) {
           return e.multinomial_sorted(k, step, strata, column, out);
@@ -200,14 +205,14 @@ __global__ void __launch_bounds__(block_threads, comb_blocks_per_multiprocessor)
     if (threadIdx.x == 0 && begin != 0) tile_O_begin = sorted_points_below(comb, layout, offset, k, step, strata);
   } else if constexpr (Kind == comb_kind::stratified) {
     const exact_comb comb(st->total, n);
-    warp_comb(
+    warp_comb<Fast>(
         x, max_lw, fraction, comb, C_warp, 0.0,
         [&](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.stratified(k, step, out); },
         [&](const run& r, auto sink) { r.stratified(k, step, sink); }, emit);
     if (threadIdx.x == 0 && begin != 0) tile_O_begin = comb.stratified(offset, k, step);
   } else {
     const exact_comb comb(st->total, n);
-    warp_comb(
+    warp_comb<Fast>(
         x, max_lw, fraction, comb, C_warp, U * resample::detail::two_to_minus_32,
         [](const estimate& e, std::uint64_t(&out)[items_per_thread]) { return e.systematic(out); },
         [U](const run& r, auto sink) { r.systematic(U, sink); }, emit);
@@ -291,11 +296,20 @@ __global__ void __launch_bounds__(small_threads)
   else r.systematic(lw, n, s, k, step, a);
 }
 
+/// The comb kernel for scheme s (Kind) and exp mode (Fast).
+template <class T, class Index, comb_kind Kind>
+void launch_comb(bool fast, unsigned grid, cudaStream_t stream, const T* lw, std::size_t n, device_status* st,
+                 const u128* sums, const u128* warp_offsets, key k, step_source step, std::uint32_t U,
+                 const std::uint32_t* P, heavy_run* heavy, Index* a) {
+  launch_early("comb_pass", fast ? comb_pass<T, Index, Kind, true> : comb_pass<T, Index, Kind, false>, grid,
+               block_threads, 0, stream, lw, n, st, sums, warp_offsets, k, step, U, P, heavy, a);
+}
+
 }  // namespace
 
 template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
-                           const int* gate, const double* given_max, cudaStream_t stream) {
+                           const int* gate, const double* given_max, bool fast, cudaStream_t stream) {
   const std::size_t tiles = tile_count(n);
   const bool sorted = s == scheme::multinomial_sorted;
   carve c(d_temp);
@@ -306,7 +320,7 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
   std::uint32_t* P = sorted ? c.take<std::uint32_t>(sorted_points(n).strata() + 1) : nullptr;
   void* points_temp = sorted ? c.take<char>(points_before_strata(nullptr, n, k, step, st, P, stream)) : nullptr;
   if (d_temp == nullptr) return c.bytes();
-  if (comb_in_one_block(s, n)) {
+  if (comb_in_one_block(s, n) && !fast) {  // block::resampler has the deterministic exp only
     if (s == scheme::stratified) {
       small_comb_pass<T, Index, true><<<1, small_threads, 0, stream>>>(lw, n, k, step, a, st, gate, given_max);
     } else {
@@ -316,27 +330,27 @@ std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, k
     return c.bytes();
   }
   summarise(lw, n, std::numeric_limits<double>::quiet_NaN(), st, sums, nullptr, {}, stream, gate, warp_offsets,
-            given_max);
+            given_max, fast);
   const unsigned grid = static_cast<unsigned>(tiles);
   if (sorted) {
     points_before_strata(points_temp, n, k, step, st, P, stream);
-    launch_early("comb_pass", comb_pass<T, Index, comb_kind::multinomial_sorted>, grid, block_threads, 0, stream, lw,
-                 n, st, sums, warp_offsets, k, step, 0u, P, heavy, a);
+    launch_comb<T, Index, comb_kind::multinomial_sorted>(fast, grid, stream, lw, n, st, sums, warp_offsets, k, step,
+                                                         0u, P, heavy, a);
   } else if (s == scheme::stratified) {
-    launch_early("comb_pass", comb_pass<T, Index, comb_kind::stratified>, grid, block_threads, 0, stream, lw, n, st,
-                 sums, warp_offsets, k, step, 0u, nullptr, heavy, a);
+    launch_comb<T, Index, comb_kind::stratified>(fast, grid, stream, lw, n, st, sums, warp_offsets, k, step, 0u,
+                                                 nullptr, heavy, a);
   } else {
     // systematic's u, drawn once on the host (0 and unused when the step is on the device)
     const std::uint32_t U = step.device ? 0 : philox_stream(k, shared_index, step.value).next();
-    launch_early("comb_pass", comb_pass<T, Index, comb_kind::systematic>, grid, block_threads, 0, stream, lw, n, st,
-                 sums, warp_offsets, k, step, U, nullptr, heavy, a);
+    launch_comb<T, Index, comb_kind::systematic>(fast, grid, stream, lw, n, st, sums, warp_offsets, k, step, U,
+                                                 nullptr, heavy, a);
   }
   return c.bytes();
 }
 
 #define RESAMPLE_INSTANTIATE(T, Index)                                                                            \
   template std::size_t comb_ancestors<T, Index>(void*, scheme, const T*, std::size_t, key, step_source, Index*, \
-                                                const int*, const double*, cudaStream_t);
+                                                const int*, const double*, bool, cudaStream_t);
 RESAMPLE_FOR_EACH_WEIGHT_AND_INDEX(RESAMPLE_INSTANTIATE)
 #undef RESAMPLE_INSTANTIATE
 

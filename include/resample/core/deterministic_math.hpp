@@ -167,8 +167,8 @@ RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)
 /// replaced by -746, whose e^x the arithmetic itself takes to 0 (k = -1076: the subnormal branch's
 /// p 2^-1012 is exact, and p 2^-1076 < 2^-1075 rounds to 0), where deterministic_exp_nonpositive
 /// replaces them by 0 and selects the results to 0 after. One select of a double a weight fewer,
-/// but a warp holding a zero weight runs the subnormal branch, which costs more than that (with
-/// zero weights in most warps, likely slower; not measured). The GPU's tile pass uses it
+/// but a warp holding a zero weight runs the subnormal branch, which costs more than that (with a
+/// zero weight in most warps, under 1% slower: docs/results/gpu.md, session 41). The GPU's tile pass uses it
 /// (quantised_weights_split, exact_cdf.hpp): in a micro-benchmark of that pass's arithmetic at 2^24
 /// on an H200, 1.8 us of 43 (docs/results/gpu.md, session 40). The other kernels keep the selecting
 /// form: in the comb's rerun of a warp this one made the systematic comb kernel about 7 us slower,

@@ -72,12 +72,14 @@ struct options {
   /// first log-weight above it) and writes nothing. NaN and +inf log-weights are reported first, as
   /// without it. The same bits as without it.
   const double* device_max_log_weight = nullptr;
-  /// ptx only, and there systematic, stratified, multinomial and multinomial-sorted only: the
-  /// weights' exponentials by the GPU's approximate ex2 (ex2.approx.f32 of x log2(e) rounded to
-  /// single precision: relative error about 2^-22 + |x| 2^-24; weights below 2^-149 of the largest
-  /// become 0) instead of the deterministic exp. The draw is then exact for those weights (the exact
-  /// CDF and comb on them), not the CPU's bits; the other backends and schemes refuse it
-  /// (invalid_input). docs/ptx.md, "Fast mode".
+  /// The GPU backends only: ptx with systematic, stratified, multinomial and multinomial-sorted,
+  /// cuda with systematic, stratified and multinomial-sorted (not its batched call): the weights'
+  /// exponentials by the GPU's approximate ex2 (ex2.approx.f32 of x log2(e) rounded to single
+  /// precision: relative error about 2^-22 + |x| 2^-24; weights below 2^-149 of the largest become
+  /// 0) instead of the deterministic exp. The draw is then exact for those weights (the exact CDF
+  /// and comb on them), not the CPU's bits; both backends compute the same weights, so on one GPU
+  /// they draw the same bits. The CPU backends and the other schemes refuse it (invalid_input).
+  /// docs/ptx.md, "Fast mode"; docs/cuda.md.
   bool fast_exp = false;
 };
 

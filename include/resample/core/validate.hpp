@@ -102,10 +102,11 @@ namespace resample {
   throw invalid_input("rejection bound must be finite, got log bound " + detail::format_value(log_bound));
 }
 
-/// options::fast_exp belongs to the ptx backend; the others compute the exact exponentials only.
+/// options::fast_exp belongs to the GPU backends (ptx and cuda); the CPU ones compute the exact
+/// exponentials only.
 inline void refuse_fast_exp(const options& opt, const char* backend) {
   if (opt.fast_exp) {
-    throw invalid_input(std::string("options::fast_exp is the ptx backend's; the ") + backend +
+    throw invalid_input(std::string("options::fast_exp is the GPU backends' (ptx, cuda); the ") + backend +
                         " backend computes the weights' exponentials exactly");
   }
 }

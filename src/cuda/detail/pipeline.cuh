@@ -38,6 +38,7 @@
 #include "resample/cuda/status.hpp"
 #include "resample/cuda/warp/write_ancestors.cuh"
 #include "device_facts.hpp"
+#include "fast_exp.cuh"
 #include "temp_storage.hpp"
 
 namespace resample::cuda::detail {
@@ -253,8 +254,9 @@ __device__ void check_given_max(const T (&x)[items_per_thread], std::size_t firs
 
 /// Q_t for each tile (and the sum of quantised w^2 when `squares` is given, and each warp's C
 /// within its tile, the sum of the tile's warps before it, when `warp_offsets` is given: the exact
-/// starts of the comb's estimates, warp_comb.cuh).
-template <class T>
+/// starts of the comb's estimates, warp_comb.cuh). `Fast`: options::fast_exp's weights
+/// (fast_exp.cuh).
+template <class T, bool Fast = false>
 __global__ void __launch_bounds__(block_threads)
     tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, device_status* st, u128* sums,
               u128* squares, u128* warp_offsets) {
@@ -271,7 +273,12 @@ __global__ void __launch_bounds__(block_threads)
   if (summary_failed(*st)) return;  // bad input (or, with a given max, seen so far): finish_pass says which
   const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   double w[items_per_thread];
-  u128 sum = quantised_weights_split(x, max_lw, fraction, w);
+  u128 sum;
+  if constexpr (Fast) {
+    sum = quantised_fast_weights(x, max_lw, fraction, w);
+  } else {
+    sum = quantised_weights_split(x, max_lw, fraction, w);
+  }
   if (squares) {
     u128 sum_sq = 0;
 #pragma unroll
@@ -432,10 +439,12 @@ __global__ void __launch_bounds__(finish_threads)
 /// is all kernels: under compute-sanitizer's racecheck and synccheck a memset node there was
 /// not finished when the next kernel read the status (normal runs were right).
 /// With options::device_max_log_weight (`given_max`), the max is the option's (as max_pass would
-/// have found it; tile_pass checks it).
+/// have found it; tile_pass checks it). exp_mode: 1 for options::fast_exp (a record: the kernels
+/// take the mode as a template argument).
 template <class = void>  // a template, so that every file including this header may instantiate it
-__global__ void open_call(device_status* st, const int* gate, const double* given_max) {
+__global__ void open_call(device_status* st, const int* gate, const double* given_max, std::uint32_t exp_mode) {
   *st = device_status{};
+  st->exp_mode = exp_mode;
   if (gate && *gate == 0) {
     st->code = static_cast<int>(status_code::skipped);
   } else if (given_max) {
@@ -449,14 +458,15 @@ __global__ void open_call(device_status* st, const int* gate, const double* give
 /// Enqueues max_pass, tile_pass and finish_pass: after them, status holds the verdict, Q and F,
 /// and `sums[t]` the C before tile t. `squares` (tile count entries, or null) for the ESS;
 /// `warp_offsets` (warps_per_tile entries per tile, or null) for warp_comb. `given_max`
-/// (options::device_max_log_weight, or null; not with a bound): no max_pass.
+/// (options::device_max_log_weight, or null; not with a bound): no max_pass. `fast`:
+/// options::fast_exp's weights in the tile sums.
 template <class T>
 void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128* sums, u128* squares,
                const finish_request& req, cudaStream_t stream, const int* gate = nullptr,
-               u128* warp_offsets = nullptr, const double* given_max = nullptr) {
+               u128* warp_offsets = nullptr, const double* given_max = nullptr, bool fast = false) {
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
-  open_call<><<<1, 1, 0, stream>>>(st, gate, given_max);
+  open_call<><<<1, 1, 0, stream>>>(st, gate, given_max, fast ? 1u : 0u);
   check_launch("open_call");
   if (!given_max) {
     constexpr std::size_t per_round = std::size_t{block_threads} * max_vectors;  // vectors a block loads at once
@@ -465,8 +475,8 @@ void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128
         vector_rounds, 1, static_cast<std::size_t>(multiprocessor_count()) * max_blocks_per_sm));
     launch_early("max_pass", max_pass<T>, max_blocks, block_threads, 0, stream, lw, n, bound, st);
   }
-  launch_early("tile_pass", tile_pass<T>, static_cast<unsigned>(tiles), block_threads, 0, stream, lw, n, fraction,
-               st, sums, squares, warp_offsets);
+  launch_early("tile_pass", fast ? tile_pass<T, true> : tile_pass<T, false>, static_cast<unsigned>(tiles),
+               block_threads, 0, stream, lw, n, fraction, st, sums, squares, warp_offsets);
   launch_early("finish_pass", finish_pass<T>, 1, finish_threads, 0, stream, lw, n, fraction, bound, st, sums,
                squares, tiles, req);
 }

@@ -39,15 +39,17 @@ constexpr bool comb_in_one_block(scheme s, std::size_t n) {
   return n <= comb_one_block_n && (s == scheme::systematic || s == scheme::stratified);
 }
 
-/// The schemes comb_ancestors runs, and so the ones that take options::device_max_log_weight.
+/// The schemes comb_ancestors runs, and so the ones that take options::device_max_log_weight and
+/// options::fast_exp.
 constexpr bool comb_scheme(scheme s) {
   return s == scheme::systematic || s == scheme::stratified || s == scheme::multinomial_sorted;
 }
 
 /// Systematic (Code 5), stratified (Code 4) or multinomial-sorted fused with Code 8: comb.cu.
+/// `fast`: options::fast_exp (the weights by ex2.approx; never the one-block path).
 template <class T, class Index>
 std::size_t comb_ancestors(void* d_temp, scheme s, const T* lw, std::size_t n, key k, step_source step, Index* a,
-                           const int* gate, const double* given_max, cudaStream_t stream);
+                           const int* gate, const double* given_max, bool fast, cudaStream_t stream);
 
 /// Multinomial (Code 2): multinomial.cu.
 template <class T, class Index>

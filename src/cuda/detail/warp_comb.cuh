@@ -11,10 +11,13 @@
 //                     2 (N 2^-45 + 2^-30 (r_m - r_start)): at N = 2^24, about 0.03 % of warps, where
 //                     ex2.approx's 2^-21 sent 6 %) sends its whole warp to the exact weights,
 //                     quantised and scanned in 128 bits, and comb_run: the CPU's bits either way.
+//                     Fast (options::fast_exp): the fast weights themselves (fast_exp.cuh) in
+//                     both places, so a draw is exact for them; the margin stays the estimate's.
 #pragma once
 
 #include <cstdint>
 
+#include "fast_exp.cuh"
 #include "pipeline.cuh"
 #include "resample/core/comb_estimate.hpp"
 #include "resample/core/comb_run.hpp"
@@ -28,15 +31,22 @@ namespace resample::cuda::detail {
 /// for each of the calling lane's items. C_warp: the exact C before the warp's first particle;
 /// minus_u: u for systematic, 0 for stratified and multinomial-sorted; decide(estimate, O) runs
 /// comb_estimate's scheme and returns its undecided bits; exact(run, emit) runs comb_run's. Every
-/// lane of the warp must call.
-template <class T, class Decide, class Exact, class Emit>
+/// lane of the warp must call. Fast: options::fast_exp's weights (the tile pass's too).
+template <bool Fast, class T, class Decide, class Exact, class Emit>
 __device__ void warp_comb(const T (&x)[items_per_thread], double max_lw, int fraction, const exact_comb& comb,
                           u128 C_warp, double minus_u, Decide decide, Exact exact, Emit emit) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   double v[items_per_thread];
   double sum = 0;
 #pragma unroll
-  for (int m = 0; m < items_per_thread; ++m) sum += v[m] = estimated_exp(static_cast<double>(x[m]) - max_lw);
+  for (int m = 0; m < items_per_thread; ++m) {
+    const double d = static_cast<double>(x[m]) - max_lw;
+    if constexpr (Fast) {
+      sum += v[m] = fast_exp_nonpositive(d);
+    } else {
+      sum += v[m] = estimated_exp(d);
+    }
+  }
   double inclusive = sum;
 #pragma unroll
   for (int d = 1; d < 32; d *= 2) {
@@ -51,7 +61,12 @@ __device__ void warp_comb(const T (&x)[items_per_thread], double max_lw, int fra
   const unsigned undecided = decide(estimate, O);
   if (__any_sync(0xffffffffu, undecided != 0)) {
     double w[items_per_thread];
-    const u128 q = quantised_weights(x, max_lw, fraction, w);
+    u128 q;
+    if constexpr (Fast) {
+      q = quantised_fast_weights(x, max_lw, fraction, w);
+    } else {
+      q = quantised_weights(x, max_lw, fraction, w);
+    }
     const comb_run<items_per_thread> run(comb, fraction, C_warp + block::warp_inclusive_sum(q) - q, w);
     exact(run, emit);
   } else {
