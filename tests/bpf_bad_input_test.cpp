@@ -88,6 +88,12 @@ TEST(BpfBadInput, FilterOptionsAreChecked) {
   fast.precision = resample::bpf::filter_precision::fast;
   EXPECT_EQ(refusal([&] { resample::bpf::particle_filter(model, ex, fast); }),
             "precision 'fast' runs on the cuda backend only (the CPU filters are exact)");
+  // The resampler's exponentials follow the precision (options::fast_exp is set by 'fast' itself).
+  auto own_fast_exp = with(10, 0.5, 0);
+  own_fast_exp.resampling.fast_exp = true;
+  EXPECT_EQ(refusal([&] { resample::bpf::particle_filter(model, ex, own_fast_exp); }),
+            "filter_options::resampling.fast_exp is the filter's to set: precision 'fast' gives its resampler the "
+            "GPU's approximate exp, precision 'exact' the CPU's bits");
 }
 
 // A non-finite observation is refused before any tick runs, naming its index.

@@ -1329,17 +1329,20 @@ struct cuda_filter<Model>::impl {
   /// and, for this file's resampler where it takes it, the max log-weight that finish_tick found
   /// (options::device_max_log_weight: no max pass over the weights, a read of 4 or 8 bytes a
   /// particle; checked on the way). The auxiliary filter's first-stage weights have no such max.
-  /// In fast precision the comb schemes take the weights' exponentials by ex2.approx too
+  /// In fast precision systematic and stratified take the weights' exponentials by ex2.approx too
   /// (options::fast_exp: an exact draw for weights within about 2^-22 of the float log-weights'
-  /// own, whose rounding is of that order), except on the one-block path, which has the
-  /// deterministic exp only and whose exps cost little.
+  /// own, whose rounding is of that order), except on the one-block path (N <= 8192), which has
+  /// the deterministic exp only and whose exps cost little. Multinomial-sorted keeps the
+  /// deterministic exp: with the fast one it was no faster at 2^20 and 1-3 us faster at 2^24
+  /// (docs/results/gpu.md, session 41). (check_filter_options refuses a caller's fast_exp.)
   [[nodiscard]] resample::options at_tick() const {
     resample::options o = opt.resampling;
     o.device_step = &s->tick;
     const bool comb = !kernels && cuda::detail::comb_scheme(opt.resampler);
     const bool given = comb && opt.kind == filter_kind::bootstrap;
     o.device_max_log_weight = given ? &s->max_log_weight : nullptr;  // never the caller's: not these weights' max
-    if (comb && is_fast() && !cuda::detail::comb_in_one_block(opt.resampler, n)) o.fast_exp = true;
+    o.fast_exp = !kernels && is_fast() && (opt.resampler == scheme::systematic || opt.resampler == scheme::stratified) &&
+                 !cuda::detail::comb_in_one_block(opt.resampler, n);
     return o;
   }
   /// ... and with the ESS test as its gate: launched every tick, the call returns at once on a tick

@@ -20,8 +20,9 @@
 //
 //   options::fast_exp (`fast`): the tile pass and the comb take the weights by ex2.approx
 //   (detail/fast_exp.cuh, ptx/fast_exp.ptx's instructions) in place of the deterministic and the
-//   estimated exp, so the draw is exact for those weights, and the ptx backend's fast draw on the
-//   same GPU; not the CPU's bits. At every N through the tiles' kernels.
+//   estimated exp, so the draw is exact for those weights, and (where the driver's JIT assembles
+//   ex2.approx as nvcc does; tested) the ptx backend's fast draw on the same GPU; not the CPU's
+//   bits. At every N through the tiles' kernels; the comb's eps 2^-40, as the PTX comb's.
 //
 //   small_comb_pass (N <= 8192, systematic and stratified): the whole call in one block of 1024
 //   threads x 4 items (block::resampler: max and Q by block reductions, the system kept in
@@ -289,6 +290,7 @@ __global__ void __launch_bounds__(small_threads)
                     ? static_cast<double>(lw[s.index])
                     : 0.0;
     if (given_max) st->max_given = *given_max;
+    st->exp_mode = 0;  // the deterministic exp (fast calls do not take this path)
   }
   if (s.code != status_code::ok) return;
   const std::uint32_t step = step_from.get();

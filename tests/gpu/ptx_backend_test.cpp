@@ -633,11 +633,11 @@ TEST(PtxFastExp, OtherBackendsAndSchemesRefuseIt) {
 // would pass a statistical test as well), and PtxFastExp.MeanOffspringEqualTheWeights tests these
 // draws' law.
 template <class T>
-void expect_cuda_fast_exp_equals_ptx(std::initializer_list<std::size_t> sizes) {
+void expect_cuda_fast_exp_equals_ptx(std::initializer_list<std::size_t> ns) {
   using Index = std::int32_t;
   options fast;
   fast.fast_exp = true;
-  for (const std::size_t n : sizes) {
+  for (const std::size_t n : ns) {
     const auto base = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 11);
     const std::vector<T> lw(base.begin(), base.end());
     const device_vector<T> d_lw(view(lw));
@@ -664,6 +664,8 @@ void expect_cuda_fast_exp_equals_ptx(std::initializer_list<std::size_t> sizes) {
           };
           call(nullptr);
           const device_vector<char> temp(bytes);
+          // a sentinel, so that a call that wrote nothing cannot pass for the previous call's output
+          cuda::check(cudaMemset(d_out.data(), 0xff, n * sizeof(Index)), "cudaMemset");
           call(temp.data());
           const cuda::device_status st = cuda::check_status(temp.data(), nullptr);
           if (total) *total = st.total;

@@ -62,7 +62,9 @@ enum class filter_precision {
   /// The cuda backend only (cuda_filter with its own kernels): states and log-weights in float,
   /// draws and densities from the GPU's approximate ex2 / lg2 / sqrt / cos (bpf/fast_moves.cuh),
   /// 32-bit Philox words, no rejection. Half the bytes per particle and a fraction of the
-  /// instructions; the resampler stays exact (on the float log-weights), and the tick's sums are
+  /// instructions; the resampler draws exactly on the float log-weights, its weights' exponentials
+  /// by the GPU's ex2.approx (options::fast_exp) for systematic and stratified above 8192
+  /// particles and by the deterministic exp otherwise, and the tick's sums are
   /// added in float per thread (its N / (512 G) particles, G the kernels' blocks: fast_blocks) and
   /// in double across threads and blocks. Log-weights carried across many ticks without resampling
   /// lose absolute precision in float (ulp(1e4) = 1e-3). Not the CPU's bits: tested statistically
@@ -133,6 +135,10 @@ inline void check_filter_options(const filter_options& o) {
     refuse("ess_threshold", o.ess_threshold, "it must be a finite number >= 0 (1 = resample at every tick)");
   }
   if (!(o.jitter >= 0.0) || !std::isfinite(o.jitter)) refuse("jitter", o.jitter, "it must be finite and >= 0");
+  if (o.resampling.fast_exp) {
+    throw invalid_input("filter_options::resampling.fast_exp is the filter's to set: precision 'fast' gives its "
+                        "resampler the GPU's approximate exp, precision 'exact' the CPU's bits");
+  }
 }
 
 /// The CPU filters have exact precision only.

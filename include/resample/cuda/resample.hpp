@@ -9,7 +9,8 @@
 //
 // With d_temp == nullptr a call only sets `temp_bytes`. Otherwise it enqueues its kernels on
 // `stream` and returns at once; the calls are capturable in a CUDA graph. The results are the
-// bits of resample::cpu for the same arguments (DESIGN §3). Errors the host can see (N = 0, N
+// bits of resample::cpu for the same arguments (DESIGN §3), except with options::fast_exp (the
+// weights by the GPU's ex2.approx: the PTX backend's fast draw). Errors the host can see (N = 0, N
 // beyond the index type, bad options, too little temp storage) throw invalid_input at once; bad
 // values on the device are recorded in the temp storage (status.hpp) and leave the outputs
 // untouched. A failed CUDA call throws cuda_error. workspace.hpp wraps all this in RAII.

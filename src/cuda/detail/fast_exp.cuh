@@ -25,6 +25,9 @@ __device__ inline double fast_exp_nonpositive(double d) {
   return static_cast<double>(y);
 }
 
+/// Quantised with quantise_parts, the high words added as doubles (quantised_weights_split's sum):
+/// from the float's bits by integer operations instead (no conversions) the tile pass took 50 us
+/// at 2^24 against 42 (docs/results/gpu.md, session 41).
 template <class T, int K>
 __device__ inline u128 quantised_fast_weights(const T (&lw)[K], double max_log_w, int fraction, double (&w)[K]) {
   double high = 0;

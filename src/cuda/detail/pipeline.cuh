@@ -4,7 +4,8 @@
 //   max_pass     max_i lw_i, the first NaN / +inf and the first log-weight above a rejection bound,
 //                grid-stride, one atomic per block on order-preserving keys (max and min are exact,
 //                so any order gives the CPU's answer).
-//   tile_pass    Q_t = sum of q_i over tile t (2048 particles), q_i the exact CDF's quantised weight;
+//   tile_pass    Q_t = sum of q_i over tile t (2048 particles), q_i the exact CDF's quantised weight
+//                (of the fast weights with options::fast_exp, fast_exp.cuh);
 //                tiles run last-to-first, so the first blocks find in L2 what max_pass read last.
 //                With options::device_max_log_weight there is no max_pass: open_call takes the max
 //                from the option, and tile_pass checks it (check_given_max).
@@ -255,7 +256,7 @@ __device__ void check_given_max(const T (&x)[items_per_thread], std::size_t firs
 /// Q_t for each tile (and the sum of quantised w^2 when `squares` is given, and each warp's C
 /// within its tile, the sum of the tile's warps before it, when `warp_offsets` is given: the exact
 /// starts of the comb's estimates, warp_comb.cuh). `Fast`: options::fast_exp's weights
-/// (fast_exp.cuh).
+/// (fast_exp.cuh), for the comb's calls only (no squares).
 template <class T, bool Fast = false>
 __global__ void __launch_bounds__(block_threads)
     tile_pass(const T* __restrict__ lw, std::size_t n, int fraction, device_status* st, u128* sums,
@@ -275,11 +276,11 @@ __global__ void __launch_bounds__(block_threads)
   double w[items_per_thread];
   u128 sum;
   if constexpr (Fast) {
-    sum = quantised_fast_weights(x, max_lw, fraction, w);
+    sum = quantised_fast_weights(x, max_lw, fraction, w);  // the comb's calls: no squares
   } else {
     sum = quantised_weights_split(x, max_lw, fraction, w);
   }
-  if (squares) {
+  if (!Fast && squares) {
     u128 sum_sq = 0;
 #pragma unroll
     for (int m = 0; m < items_per_thread; ++m) sum_sq += quantise(w[m] * w[m], fraction);
@@ -464,6 +465,7 @@ template <class T>
 void summarise(const T* lw, std::size_t n, double bound, device_status* st, u128* sums, u128* squares,
                const finish_request& req, cudaStream_t stream, const int* gate = nullptr,
                u128* warp_offsets = nullptr, const double* given_max = nullptr, bool fast = false) {
+  if (fast && squares) throw invalid_input("internal: the fast tile pass has no sums of squares");
   const int fraction = fraction_bits(n);
   const std::size_t tiles = tile_count(n);
   open_call<><<<1, 1, 0, stream>>>(st, gate, given_max, fast ? 1u : 0u);

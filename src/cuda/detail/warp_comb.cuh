@@ -12,7 +12,8 @@
 //                     ex2.approx's 2^-21 sent 6 %) sends its whole warp to the exact weights,
 //                     quantised and scanned in 128 bits, and comb_run: the CPU's bits either way.
 //                     Fast (options::fast_exp): the fast weights themselves (fast_exp.cuh) in
-//                     both places, so a draw is exact for them; the margin stays the estimate's.
+//                     both places, so a draw is exact for them; the margin's eps 2^-40 (the
+//                     least comb_estimate takes), as the PTX comb's fast mode.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +56,10 @@ __device__ void warp_comb(const T (&x)[items_per_thread], double max_lw, int fra
   }
   double before = __shfl_up_sync(0xffffffffu, inclusive, 1);
   if (lane == 0) before = 0;
+  // The fast weights are the weights themselves: eps 2^-40, as ptx/comb_from_estimates.ptx takes
+  // in its fast mode (the estimate's sums and products in double), where the estimated exp's 2^-31.
   const comb_estimate<items_per_thread> estimate(comb, fraction, comb.estimate(C_warp) - minus_u, before, v,
-                                                 estimated_exp_error);
+                                                 Fast ? 0x1p-40 : estimated_exp_error);
   std::uint64_t O[items_per_thread];
   const unsigned undecided = decide(estimate, O);
   if (__any_sync(0xffffffffu, undecided != 0)) {
