@@ -168,7 +168,8 @@ RESAMPLE_HOST_DEVICE inline void deterministic_exp_nonpositive(const double (&x)
 /// p 2^-1012 is exact, and p 2^-1076 < 2^-1075 rounds to 0), where deterministic_exp_nonpositive
 /// replaces them by 0 and selects the results to 0 after. One select of a double a weight fewer,
 /// but a warp holding a zero weight runs the subnormal branch, which costs more than that (with a
-/// zero weight in most warps, under 1% slower: docs/results/gpu.md, session 41). The GPU's tile pass uses it
+/// zero weight in every warp the tile pass is 0.3 us, under 1%, slower; with one in 92% of warps
+/// still faster: docs/results/gpu.md, session 41). The GPU's tile pass uses it
 /// (quantised_weights_split, exact_cdf.hpp): in a micro-benchmark of that pass's arithmetic at 2^24
 /// on an H200, 1.8 us of 43 (docs/results/gpu.md, session 40). The other kernels keep the selecting
 /// form: in the comb's rerun of a warp this one made the systematic comb kernel about 7 us slower,
