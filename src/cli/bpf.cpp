@@ -51,7 +51,7 @@ constexpr flag_spec bpf_flags[] = {
     {"ess-threshold", "X", "resample when ESS < X N (default 0.5; 1 = at every tick, 0 = never)"},
     {"filter", "KIND", "bootstrap (default) or auxiliary (Pitt & Shephard's first stage at the predicted state)"},
     {"jitter", "J", "add N(0, J^2) to resampled states (regularisation; changes the target; default 0)"},
-    {"precision", "P", "exact (default: double particles, the same bits on every backend) or fast (backend cuda only: float particles, the GPU's approximate exp / log; statistically, not bitwise, the same filter)"},
+    {"precision", "P", "exact (default: double particles, the same bits on every backend) or fast (backend cuda only: float particles, the GPU's approximate exp / log, in the resampler's weights too; statistically, not bitwise, the same filter)"},
     eps_flag,
     steps_flag,
     {"out", "DIR", "write DIR/bpf.csv and DIR/bpf.svg (default bpf_out)"}};

@@ -10,7 +10,8 @@
 // summation order for the tick's statistics (chunk_statistics.hpp), so every output is the CPU's
 // bits: log-likelihood, increments, ESS, resampling decisions, mean, sd and PIT. With
 // filter_precision::fast (its own kernels only) the particles are float and the moves approximate
-// (bpf/fast_moves.cuh): the same model, not the same bits. A tick is a CUDA graph (captured at the first tick that
+// (bpf/fast_moves.cuh), and systematic and stratified resampling above 8192 particles take the
+// weights' exponentials by ex2.approx (options::fast_exp): the same model, not the same bits. A tick is a CUDA graph (captured at the first tick that
 // needs it, again when enqueue() outgrows the buffers) that reads its tick number from the device;
 // the ESS test is decided on the device and opens the graph's conditional resampler node (or, with
 // resampler_node::gated, the resampler's device gate). The fast bootstrap filter runs its ticks two

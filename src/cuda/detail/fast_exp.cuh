@@ -1,13 +1,15 @@
 // options::fast_exp on the CUDA backend: the weights' exponentials by the GPU's approximate ex2,
-// computed as ptx/fast_exp.ptx computes them, instruction for instruction, so that the two
-// backends take the same weights, and so draw the same bits, on one GPU. Device code.
+// computed as ptx/fast_exp.ptx's resample_exp_fast_x4 computes them, instruction for instruction,
+// so that the two backends take the same weights and draw the same bits on one GPU, where the
+// driver's JIT (the PTX module's) and nvcc assemble ex2.approx.f32 alike (tested on an H200:
+// CudaFastExp in tests/gpu/ptx_backend_test.cpp). No CPU twin: PTX defines ex2.approx by its error
+// bound only. Device code.
 //
 //   fast_exp_nonpositive    e^d for d = lw - max <= 0: 2^t, t = d log2(e) (a double product)
 //                           rounded to float, by ex2.approx.f32 (relative error about 2^-22, PTX
 //                           ISA), widened to double. Rounding t adds at most |t| 2^-24 ln 2 (6e-6
 //                           at t = -149); below t = -149 the weight is 0 (the deterministic exp
-//                           goes on to 2^-1074); -inf gives 0. PTX defines ex2.approx by its error
-//                           bound only, so no CPU twin gives these bits.
+//                           goes on to 2^-1074); -inf gives 0.
 //   quantised_fast_weights  quantised_weights_split's weights and sum (exact_cdf.hpp: the high
 //                           words added as doubles) with this exp: the exact CDF of the fast
 //                           weights, so a draw is exact for them.
