@@ -14,6 +14,8 @@
 //                                 one thread, as in the cuda backend: N to 2^16 only);
 //                                 systematic_fast, stratified_fast, multinomial_sorted_fast
 //                                 (options::fast_exp, the weights by ex2.approx; both backends
+//                                 since session 41); systematic_given_max (the largest log-weight
+//                                 handed over, options::device_max_log_weight: no max pass; PTX
 //                                 since session 41);
 //                                 N = 2^12 .. 2^24
 //
@@ -53,6 +55,19 @@ const float* device_weights(std::size_t n) {
     const auto lw = resample::reference::paper_log_weights(n, 2.0, rng);
     const std::vector<float> f(lw.begin(), lw.end());
     slot = std::make_unique<cuda::host::device_vector<float>>(std::span<const float>(f));
+  }
+  return slot->data();
+}
+
+/// The largest of device_weights(n), a double on the device (options::device_max_log_weight).
+const double* device_max(std::size_t n) {
+  static std::map<std::size_t, std::unique_ptr<cuda::host::device_vector<double>>> cache;
+  auto& slot = cache[n];
+  if (!slot) {
+    std::vector<float> f(n);
+    cuda::check(cudaMemcpy(f.data(), device_weights(n), n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    const double m = *std::max_element(f.begin(), f.end());
+    slot = std::make_unique<cuda::host::device_vector<double>>(std::span<const double>(&m, 1));
   }
   return slot->data();
 }
@@ -98,7 +113,8 @@ enum class op {
   ssp,
   systematic_fast,  // options::fast_exp
   stratified_fast,
-  multinomial_sorted_fast
+  multinomial_sorted_fast,
+  systematic_given_max  // options::device_max_log_weight
 };
 
 bool is_fast(op o) { return o == op::systematic_fast || o == op::stratified_fast || o == op::multinomial_sorted_fast; }
@@ -111,6 +127,7 @@ void run(benchmark::State& state, backend b, op o) {
   cuda::host::device_vector<double> result(1);
   resample::options opt;
   opt.fast_exp = is_fast(o);
+  if (o == op::systematic_given_max) opt.device_max_log_weight = device_max(n);
   const scheme s = o == op::stratified || o == op::stratified_fast ? scheme::stratified
                    : o == op::metropolis             ? scheme::metropolis
                    : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis
@@ -173,7 +190,7 @@ void run(benchmark::State& state, backend b, op o) {
     total += sec;
   }
   (void)cuda::check_status(temp.data(), nullptr);
-  report(state, n, o == op::log_sum_exp ? 4 : conversion ? 8 : 12, total);
+  report(state, n, o == op::log_sum_exp ? 4 : conversion || o == op::systematic_given_max ? 8 : 12, total);
 }
 
 }  // namespace
@@ -201,7 +218,8 @@ int main(int argc, char** argv) {
                                             {op::ssp, "ssp"},
                                             {op::systematic_fast, "systematic_fast"},
                                             {op::stratified_fast, "stratified_fast"},
-                                            {op::multinomial_sorted_fast, "multinomial_sorted_fast"}};
+                                            {op::multinomial_sorted_fast, "multinomial_sorted_fast"},
+                                            {op::systematic_given_max, "systematic_given_max"}};
   for (const auto& [o, name] : ops) {
     for (const auto& [b, prefix] : {std::pair{backend::ptx, "ptx/"}, std::pair{backend::cuda, "cuda/"}}) {
       benchmark::RegisterBenchmark((std::string(prefix) + name).c_str(),

@@ -306,11 +306,13 @@ TEST(PtxKernels, PhiloxBlocksKernel) {
 // few particles, so the tile boundaries fall everywhere and the look-back crosses windows of 32).
 
 /// A call's opening (ptx/open_call.ptx) on the simulator, for a status allocated alone: the step,
-/// systematic's U and, with `gate` (a device int; 0: none), the gate into the status.
+/// systematic's U and, with `gate` (a device int; 0: none), the gate into the status; with
+/// `given_max` (a device double; 0: none), options::device_max_log_weight's max.
 void simulate_open_call(test::ptx_interpreter& sim, std::uint64_t status, std::uint32_t step, key k,
-                        std::uint64_t gate = 0, bool fast_exp = false) {
+                        std::uint64_t gate = 0, bool fast_exp = false, std::uint64_t given_max = 0) {
   sim.launch("resample_open_call", 2, 32,
-             {status, sizeof(cuda::device_status) / 4, gate, 0, step, k.seed, k.stream, fast_exp ? 1u : 0u});
+             {status, sizeof(cuda::device_status) / 4, gate, 0, step, k.seed, k.stream, fast_exp ? 1u : 0u,
+              given_max});
 }
 
 /// The opening and the summary every resampler starts with, on the simulator (max pass, weight
@@ -422,12 +424,13 @@ struct simulated_tile_summary {
 /// each warp's C (ptx/tile_sums.ptx) on tiles of 8 `threads`, the finishing block writing each
 /// tile's C (on 32 threads, so that from 257 tiles its scan carries across rounds).
 simulated_tile_summary simulate_tile_summary(test::ptx_interpreter& sim, std::uint64_t weights, std::uint64_t n,
-                                             std::uint64_t is_double, std::uint64_t status, unsigned threads) {
+                                             std::uint64_t is_double, std::uint64_t status, unsigned threads,
+                                             bool max_given = false) {
   const std::uint64_t tiles = (n + 8 * threads - 1) / (8 * threads), warps = threads / 32;
   const std::uint64_t sums = sim.alloc(16 * tiles), offsets = sim.alloc(16 * tiles);
   const std::uint64_t warp_offsets = sim.alloc(16 * tiles * warps);
   const auto fraction = static_cast<std::uint64_t>(fraction_bits(n));
-  sim.launch("resample_max_pass", 3, 64, {weights, n, is_double, status, no_bound});
+  if (!max_given) sim.launch("resample_max_pass", 3, 64, {weights, n, is_double, status, no_bound});
   sim.launch("resample_tile_sums", static_cast<unsigned>(tiles), threads,
              {weights, n, is_double, fraction, status, sums, warp_offsets});
   sim.launch("resample_weight_statistics", 1, 32,
@@ -860,6 +863,82 @@ TEST(PtxKernels, CombOneBlockReportsBadInputAndWritesNothing) {
 // and on more than 8 warps, where the block scan's warp 0 scans the warps' totals: 3,000 on 320
 // (10 warps, two rounds), 300 and 9,000 on the host's 1,024 (rounds of 8,192): each the exclusive
 // prefix of the tile sums, Q their total.
+// options::device_max_log_weight on the PTX backend: open_call.ptx writes the max (its key, the
+// flag, the value), the tile sums check it and the finishing block's verdict reads what they found
+// (CUDA C's check_given_max and finish_pass). With the largest log-weight handed over, no max pass:
+// the same verdict, max, Q and tile offsets as with it, and the same draw; a max below the largest
+// names the first log-weight above it; one above, or for floats a double between two floats, or
+// +inf, says none equals it (index N); a NaN max names log-weight 0; NaN and +inf come first;
+// weights all zero with a max of -inf are reported as such, with a max of 0 as a wrong max. Tiles of
+// 256 (32 threads), so that the first offending log-weight lies in a later tile than another.
+template <class T>
+void expect_given_max_checked() {
+  constexpr unsigned threads = 32;
+  const std::uint64_t is_double = sizeof(T) == 8;
+  const auto base = test::log_weights(1000, 2.0, 17);
+  std::vector<T> lw(base.begin(), base.end());
+  const std::size_t top = static_cast<std::size_t>(std::max_element(lw.begin(), lw.end()) - lw.begin());
+  const double largest = static_cast<double>(lw[top]);
+  struct outcome {
+    cuda::device_status status;
+    std::vector<std::uint64_t> offsets;
+  };
+  const auto run = [&](const std::vector<T>& x, std::optional<double> given) {
+    test::ptx_interpreter sim(ptx::detail::module_text);
+    const std::uint64_t weights = sim.alloc_copy(x), status = sim.alloc(sizeof(cuda::device_status));
+    const std::uint64_t given_at = given ? sim.alloc_copy(std::vector<double>{*given}) : 0;
+    simulate_open_call(sim, status, 3, {5, 6}, 0, false, given_at);
+    const auto summary = simulate_tile_summary(sim, weights, x.size(), is_double, status, threads, given.has_value());
+    outcome o{sim.read<cuda::device_status>(status), {}};
+    for (std::uint64_t t = 0; t < 2 * summary.tiles; ++t) o.offsets.push_back(sim.read<std::uint64_t>(summary.offsets + 8 * t));
+    return o;
+  };
+  const auto with_pass = run(lw, std::nullopt), handed = run(lw, largest);
+  ASSERT_EQ(with_pass.status.code, 0);
+  EXPECT_EQ(handed.status.code, 0);
+  EXPECT_TRUE(handed.status.total == with_pass.status.total);
+  EXPECT_EQ(handed.status.max_log_w, with_pass.status.max_log_w);
+  EXPECT_EQ(handed.offsets, with_pass.offsets);
+  EXPECT_EQ(handed.status.max_is_given, 1u);
+  EXPECT_EQ(handed.status.max_given, largest);
+  const auto code = [](const outcome& o) { return static_cast<cuda::status_code>(o.status.code); };
+  std::size_t first_above = lw.size();  // the first log-weight above a max just below the largest
+  const double below = std::nextafter(largest, -INFINITY);
+  for (std::size_t i = 0; i < lw.size() && first_above == lw.size(); ++i) {
+    if (static_cast<double>(lw[i]) > below) first_above = i;
+  }
+  const auto low = run(lw, below);
+  EXPECT_EQ(code(low), cuda::status_code::max_not_largest);
+  EXPECT_EQ(low.status.index, first_above);
+  EXPECT_EQ(low.status.value, largest);
+  std::vector<double> none_equal = {largest + 1.0, INFINITY};
+  if constexpr (sizeof(T) == 4) none_equal.push_back(largest + std::ldexp(std::fabs(largest), -30));
+  for (const double m : none_equal) {
+    const auto high = run(lw, m);
+    EXPECT_EQ(code(high), cuda::status_code::max_not_largest) << m;
+    EXPECT_EQ(high.status.index, lw.size()) << m;
+  }
+  const auto nan_max = run(lw, std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(code(nan_max), cuda::status_code::max_not_largest);
+  EXPECT_EQ(nan_max.status.index, 0u);
+  auto bad = lw;
+  bad[700] = std::numeric_limits<T>::quiet_NaN();
+  bad[900] = std::numeric_limits<T>::infinity();
+  const auto nan_first = run(bad, below);
+  EXPECT_EQ(code(nan_first), cuda::status_code::bad_log_weight);
+  EXPECT_EQ(nan_first.status.index, 700u);
+  const std::vector<T> zero(lw.size(), -std::numeric_limits<T>::infinity());
+  EXPECT_EQ(code(run(zero, -INFINITY)), cuda::status_code::all_weights_zero);
+  const auto zero_with_0 = run(zero, 0.0);
+  EXPECT_EQ(code(zero_with_0), cuda::status_code::max_not_largest);
+  EXPECT_EQ(zero_with_0.status.index, lw.size());
+}
+
+TEST(PtxKernels, GivenMaxReplacesTheMaxPassAndIsChecked) {
+  expect_given_max_checked<float>();
+  expect_given_max_checked<double>();
+}
+
 TEST(PtxKernels, TileOffsetsAreTheExclusivePrefixAcrossRounds) {
   // Rounds of 8 ntid tiles, each warp's 256 in rows of 32 (warp-striped), on 1, 4, 10 and 32 warps;
   // the sums' low words alternate between 2^64 - small (a carry at every add) and random.
@@ -1070,7 +1149,7 @@ TEST(PtxKernels, OpenCallTakesTheDeviceStepAndItsClosedGateStopsTheCall) {
     const std::uint64_t ticket = status + status_bytes, flags = ticket + 4;
     const std::uint64_t step_at = sim.alloc_copy(std::vector<std::uint32_t>{step});
     const std::uint64_t gate_at = gate < 0 ? 0 : sim.alloc_copy(std::vector<std::int32_t>{gate});
-    sim.launch("resample_open_call", 2, 32, {status, words, gate_at, step_at, step + 1, k.seed, k.stream, 0});
+    sim.launch("resample_open_call", 2, 32, {status, words, gate_at, step_at, step + 1, k.seed, k.stream, 0, 0});
     auto opened = sim.read<cuda::device_status>(status);
     EXPECT_EQ(opened.step, step);
     EXPECT_EQ(opened.shared_word, philox_stream(k, shared_index, step).next());

@@ -27,8 +27,8 @@
 // The fast bootstrap filter with the conditional node runs ticks two to a graph (capture_group): the
 // first tick's resampler node beside the second tick's gather_propagate, which returns at once on a
 // tick that resamples, the node's body then running the resampler and gather_propagate after it.
-// Where this file's resampler is a comb scheme, the bootstrap filter hands it finish_tick's max
-// (options::device_max_log_weight).
+// Where the resampler is a comb scheme, the bootstrap filter hands it finish_tick's max
+// (options::device_max_log_weight; the PTX backend's above 4096 particles, since session 41).
 //
 // An exact chunk is a block (run_chunk): 512 threads move its particles, 256 of them then add the
 // lanes in the CPU's order, hence the CPU's bits. An exact system of few chunks runs each chunk on a
@@ -1325,10 +1325,14 @@ struct cuda_filter<Model>::impl {
     });
   }
 
+  /// The PTX resampler's one-block path's largest N (src/ptx/ancestors.cpp's one_block_items).
+  static constexpr std::size_t ptx_one_block_items = 4096;
+
   /// The resampler's options at a tick: the step (the tick) read on the device when the call runs,
   /// and, for this file's resampler where it takes it, the max log-weight that finish_tick found
   /// (options::device_max_log_weight: no max pass over the weights, a read of 4 or 8 bytes a
-  /// particle; checked on the way). The auxiliary filter's first-stage weights have no such max.
+  /// particle; checked on the way; the PTX resampler too above 4096 particles, since session 41).
+  /// The auxiliary filter's first-stage weights have no such max.
   /// In fast precision systematic and stratified take the weights' exponentials by ex2.approx too
   /// (options::fast_exp: an exact draw for weights within about 2^-22 of the float log-weights'
   /// own, whose rounding is of that order), except on the one-block path (N <= 8192), which has
@@ -1338,7 +1342,10 @@ struct cuda_filter<Model>::impl {
   [[nodiscard]] resample::options at_tick() const {
     resample::options o = opt.resampling;
     o.device_step = &s->tick;
-    const bool comb = !kernels && cuda::detail::comb_scheme(opt.resampler);
+    // the PTX resampler takes the max too (since session 41), except where it is one block (N <=
+    // 4096, src/ptx/ancestors.cpp's one_block_items), which finds the max itself: handed the max,
+    // it would run the tiles' kernels instead
+    const bool comb = cuda::detail::comb_scheme(opt.resampler) && (!kernels || n > ptx_one_block_items);
     const bool given = comb && opt.kind == filter_kind::bootstrap;
     o.device_max_log_weight = given ? &s->max_log_weight : nullptr;  // never the caller's: not these weights' max
     o.fast_exp = !kernels && is_fast() && (opt.resampler == scheme::systematic || opt.resampler == scheme::stratified) &&

@@ -54,8 +54,10 @@ template <class Index>
 void check_call(scheme s, std::size_t n, const options& opt) {
   check_size<Index>(n, n);
   if (opt.cdf != precision::exact) throw invalid_input("the ptx backend has the exact CDF only");
-  if (opt.device_max_log_weight) {
-    throw invalid_input("options::device_max_log_weight is a cuda option: the ptx backend runs its own max pass");
+  if (opt.device_max_log_weight && s != scheme::systematic && s != scheme::stratified &&
+      s != scheme::multinomial_sorted) {
+    throw invalid_input("options::device_max_log_weight is supported by systematic, stratified and "
+                        "multinomial-sorted only (ptx), not by " + std::string(name(s)));
   }
   if (opt.fast_exp && s != scheme::systematic && s != scheme::stratified && s != scheme::multinomial &&
       s != scheme::multinomial_sorted) {
@@ -69,14 +71,15 @@ void check_call(scheme s, std::size_t n, const options& opt) {
 /// The call's opening (ptx/open_call.ptx): the status and (for the calls that look back) the
 /// look-back's flags zeroed, the step (options::device_step, else `step`), systematic's U and the
 /// exp mode (options::fast_exp) into the status, and the gate (options::device_gate) closed there
-/// when it reads 0, which every later kernel obeys.
+/// when it reads 0, which every later kernel obeys; options::device_max_log_weight's max, as the max
+/// pass would have left it, and the flag that has the tile sums check it.
 void open_call(const look_back_storage& scan, const options& opt, std::uint32_t step, key k, cudaStream_t stream) {
   const std::uint64_t words = scan.zeroed_bytes / 4, gate = address(opt.device_gate),
-                      step_at = address(opt.device_step);
+                      step_at = address(opt.device_step), given_max = address(opt.device_max_log_weight);
   const std::uint32_t mode = opt.fast_exp ? 1 : 0;
   const auto grid = static_cast<unsigned>(std::min<std::uint64_t>((words + threads - 1) / threads, 64));
   launch("resample_open_call", grid, threads, stream,
-         {&scan.status_at, &words, &gate, &step_at, &step, &k.seed, &k.stream, &mode});
+         {&scan.status_at, &words, &gate, &step_at, &step, &k.seed, &k.stream, &mode, &given_max});
 }
 
 /// What a call writes: the comb kernel's form_in, and permuted ancestors (Code 7 after the draw).
@@ -296,14 +299,15 @@ void enqueue(void* d_temp, std::size_t& temp_bytes, scheme s, const T* lw, std::
                 grid_for(n),
                 static_cast<unsigned>(tiles),
                 stream};
-  if (estimated && !sorted && f != form::permuted && n <= one_block_items) {
+  // the one-block comb finds the max itself; a call handed the max takes the tiles' kernels
+  if (estimated && !sorted && f != form::permuted && n <= one_block_items && !opt.device_max_log_weight) {
     comb_in_one_block(at, s, opt, step);
     return;
   }
   open_call(scan, opt, step, k, stream);
   if (tiled) {
     enqueue_tile_summary(lw, sizeof(T) == 8, n, scan.status, tile_arrays.sums, tile_arrays.warp_offsets,
-                         tile_arrays.offsets, request_for(s, opt), stream);
+                         tile_arrays.offsets, request_for(s, opt), stream, opt.device_max_log_weight != nullptr);
   } else {
     enqueue_weight_summary(lw, sizeof(T) == 8, n, scan.status, sums, nullptr, request_for(s, opt), stream);
   }

@@ -35,7 +35,7 @@ namespace {
 void enqueue_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st, const char* partial,
                      unsigned parts, unsigned partial_threads, std::uint64_t* sums, std::uint64_t* second,
                      std::uint64_t* squares, std::uint64_t* offsets, const summary_request& req,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, bool max_given = false) {
   constexpr unsigned finish_threads = 1024;
   // The max pass's grid as CUDA C's max_pass has it: enough blocks for each thread to have four
   // 16-byte loads in flight at once (its unrolled loop), at most 1024. (By the weight sums' grid, a
@@ -51,7 +51,9 @@ void enqueue_summary(const void* lw, bool is_double, std::size_t n, cuda::device
   const std::uint64_t count = n;
   const std::uint32_t double_weights = is_double ? 1 : 0;
   const auto fraction = static_cast<std::uint32_t>(fraction_bits(n));
-  launch_early("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
+  if (!max_given) {
+    launch_early("resample_max_pass", blocks, threads, stream, {&weights, &count, &double_weights, &status, &req.bound});
+  }
   launch_early(partial, parts, partial_threads, stream,
                {&weights, &count, &double_weights, &fraction, &status, &sums_at, &second_at});
   launch_early("resample_weight_statistics", 1, finish_threads, stream,
@@ -70,9 +72,10 @@ void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda:
 
 void enqueue_tile_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
                           std::uint64_t* tile_sums, std::uint64_t* warp_offsets, std::uint64_t* offsets,
-                          const summary_request& req, cudaStream_t stream) {
-  enqueue_summary(lw, is_double, n, st, "resample_tile_sums", static_cast<unsigned>(tile_count(n)), tile_threads,
-                  tile_sums, warp_offsets, nullptr, offsets, req, stream);
+                          const summary_request& req, cudaStream_t stream, bool max_given) {
+  enqueue_summary(lw, is_double, n, st, "resample_tile_sums",
+                  static_cast<unsigned>(tile_count(n)), tile_threads, tile_sums, warp_offsets, nullptr, offsets, req,
+                  stream, max_given);
 }
 
 namespace {

@@ -28,8 +28,12 @@ static_assert(offsetof(device_status, step) == 144);
 static_assert(offsetof(device_status, shared_word) == 148);
 static_assert(offsetof(device_status, exp_mode) == 152);
 // comb_one_block.ptx zeroes the first 22 words of 8 bytes (through max_seen); options::
-// device_max_log_weight's fields, which the ptx backend refuses, only the CUDA C kernels read.
+// device_max_log_weight's fields: open_call.ptx writes them, tile_sums.ptx and weight_statistics.ptx read them.
 static_assert(offsetof(device_status, max_is_given) == 168);
+static_assert(offsetof(device_status, max_seen) == 172);
+static_assert(offsetof(device_status, first_above_max) == 176);
+static_assert(offsetof(device_status, max_given) == 184);
+static_assert(static_cast<int>(cuda::status_code::max_not_largest) == 10);  // weight_statistics.ptx's code
 static_assert(sizeof(device_status) == 192);
 static_assert(static_cast<int>(cuda::status_code::skipped) == 9);  // open_call.ptx's gate
 static_assert(static_cast<int>(cuda::status_code::bad_ancestor) == 4);  // check_indices.ptx's codes

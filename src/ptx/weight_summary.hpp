@@ -41,8 +41,10 @@ void enqueue_weight_summary(const void* lw, bool is_double, std::size_t n, cuda:
 /// pass, resample_tile_sums over tile_count(n) tiles of 2048 (tile_sums: their Q_t; warp_offsets:
 /// 8 per tile, each warp's C within its tile) and the finishing block, which writes each tile's C
 /// before it to `offsets` as well as the verdict, max lw, F and Q. {lo, hi} pairs throughout.
+/// `max_given` (options::device_max_log_weight, which open_call.ptx wrote into the status): no max
+/// pass; the tile sums check the max instead.
 void enqueue_tile_summary(const void* lw, bool is_double, std::size_t n, cuda::device_status* st,
                           std::uint64_t* tile_sums, std::uint64_t* warp_offsets, std::uint64_t* offsets,
-                          const summary_request& req, cudaStream_t stream);
+                          const summary_request& req, cudaStream_t stream, bool max_given = false);
 
 }  // namespace resample::ptx::detail

@@ -723,11 +723,76 @@ TEST(PtxAncestors, BadInputAndUnsupportedCalls) {
   options opt;
   opt.cdf = precision::float32;
   EXPECT_THROW(call(scheme::systematic, opt), invalid_input);
-  // A cuda option: the ptx backend runs its own max pass.
+  // The max handed over: the comb schemes only (PtxAncestors.GivenMaxGivesTheSameBitsAndIsChecked).
   const device_vector<double> given(1);
   options with_max;
   with_max.device_max_log_weight = given.data();
-  EXPECT_THROW(call(scheme::systematic, with_max), invalid_input);
+  EXPECT_THROW(call(scheme::metropolis, with_max), invalid_input);
+  EXPECT_THROW(call(scheme::residual, with_max), invalid_input);
+}
+
+// options::device_max_log_weight on the ptx backend (open_call.ptx, tile_sums.ptx,
+// weight_statistics.ptx): the max handed over gives the bits of the call without it (systematic,
+// stratified and multinomial-sorted, float and double, N = 3000, which then takes the tiles' kernels
+// instead of the one-block comb, and 70001; ancestors and offspring), and a wrong one fails the call
+// with the cuda backend's message and writes nothing: one below the max names the first
+// log-weight above it, one above says that none equals it.
+template <class T>
+void expect_ptx_given_max_checked() {
+  using Index = std::int32_t;
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{70001}}) {
+    const auto base = test::log_weights(n, 2.0, static_cast<unsigned>(n) + 5);
+    const std::vector<T> lw(base.begin(), base.end());
+    const std::size_t top = static_cast<std::size_t>(std::max_element(lw.begin(), lw.end()) - lw.begin());
+    const double largest = static_cast<double>(lw[top]);
+    const device_vector<T> d_lw(view(lw));
+    device_vector<double> d_max(1);
+    const std::vector<Index> poison(n, -7);
+    device_vector<Index> d_out(view(poison));
+    options with_max;
+    with_max.device_max_log_weight = d_max.data();
+    for (const scheme s : {scheme::systematic, scheme::stratified, scheme::multinomial_sorted}) {
+      for (const bool offspring : {false, true}) {
+        SCOPED_TRACE(testing::Message() << name(s) << (offspring ? " offspring, " : " ancestors, ") << sizeof(T)
+                                        << "-byte log-weights, N = " << n);
+        // the call with `opt` and the max m: its output (poisoned first) and its error, if any
+        const auto run = [&](const options& opt, double m, std::string* error) {
+          cuda::check(cudaMemcpy(d_max.data(), &m, sizeof m, cudaMemcpyHostToDevice), "cudaMemcpy");
+          d_out = device_vector<Index>(view(poison));
+          std::size_t bytes = 0;
+          const auto call = [&](void* temp) {
+            if (offspring) ptx::offspring<T, Index>(temp, bytes, s, d_lw.data(), n, {7, 3}, 4, d_out.data(), opt);
+            else ptx::ancestors<T, Index>(temp, bytes, s, d_lw.data(), n, {7, 3}, 4, d_out.data(), opt);
+          };
+          call(nullptr);
+          const device_vector<char> temp(bytes);
+          call(temp.data());
+          try {
+            (void)cuda::check_status(temp.data(), nullptr);
+          } catch (const invalid_input& e) {
+            if (error) *error = e.what();
+            else ADD_FAILURE() << e.what();
+          }
+          std::vector<Index> out(n);
+          d_out.copy_to(std::span<Index>(out));
+          return out;
+        };
+        const auto without = run(options{}, largest, nullptr);
+        EXPECT_EQ(run(with_max, largest, nullptr), without);
+        std::string low, high;
+        EXPECT_EQ(run(with_max, std::nextafter(largest, -INFINITY), &low), poison);
+        EXPECT_NE(low.find("but log-weight " + std::to_string(top) + " is"), std::string::npos) << low;
+        EXPECT_EQ(run(with_max, largest + 1.0, &high), poison);
+        EXPECT_NE(high.find("but no log-weight equals it"), std::string::npos) << high;
+      }
+    }
+  }
+}
+
+TEST(PtxAncestors, GivenMaxGivesTheSameBitsAndIsChecked) {
+  RESAMPLE_SKIP_WITHOUT_GPU();
+  expect_ptx_given_max_checked<float>();
+  expect_ptx_given_max_checked<double>();
 }
 
 TEST(PtxAncestors, CapturedInAGraphAndReplayed) {

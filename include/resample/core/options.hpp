@@ -63,8 +63,9 @@ struct options {
   /// a call captured once in a CUDA graph draws afresh at every replay (a particle filter's tick).
   /// Honoured by ancestors, offspring and cumulative_offspring; ancestors_batched refuses it.
   const std::uint32_t* device_step = nullptr;
-  /// cuda only (the CPU backends ignore it; ptx refuses it), and there systematic, stratified and
-  /// multinomial-sorted only (the other schemes and ancestors_batched refuse it, invalid_input): a
+  /// cuda and ptx (since session 41) only (the CPU backends ignore it), and there systematic,
+  /// stratified and multinomial-sorted only (the other schemes and ancestors_batched refuse it,
+  /// invalid_input): a
   /// device double read when the call runs, the largest log-weight (for float log-weights, that
   /// float's value), for a caller that has it already (a particle filter's weighting kernel). The
   /// call then skips its max pass, a read of every log-weight, and checks the value in its next pass

@@ -270,8 +270,17 @@ __global__ void __launch_bounds__(block_threads)
   wait_for_previous_kernel();
   let_next_kernel_launch();
   if (st->code != 0) return;  // a closed gate (open_call)
-  if (st->max_is_given) check_given_max(x, first, n, st);
-  if (summary_failed(*st)) return;  // bad input (or, with a given max, seen so far): finish_pass says which
+  if (st->max_is_given) {
+    check_given_max(x, first, n, st);
+    // A warp leaves together when any of its lanes flagged a log-weight (NaN, +inf, above the max):
+    // a lane sees its own flags at once and the others may not, and those would go on to the warp
+    // sums' shuffles, which need every lane. (Until session 41 each thread decided alone here, on
+    // NaN and +inf only; bad input only, either way. A block-wide __syncthreads_or made calls with
+    // a given max 1-4 us slower at 2^24, session 41's run 8.)
+    if (__any_sync(0xffffffffu, summary_failed(*st) || st->first_above_max != 0)) return;
+  } else if (summary_failed(*st)) {
+    return;  // bad input: finish_pass says which
+  }
   const double max_lw = static_cast<double>(static_cast<T>(from_order_key(st->max_key)));
   double w[items_per_thread];
   u128 sum;
