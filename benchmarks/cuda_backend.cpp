@@ -47,6 +47,7 @@ namespace {
 
 using resample::scheme;
 namespace cuda = resample::cuda;
+using resample::bench::device_max;
 using resample::bench::event_timer;
 using resample::bench::report;
 
@@ -94,20 +95,6 @@ const float* heavy_weights(std::size_t n, std::size_t K) {
 /// Equal log-weights (0): every particle's r an integer, the estimate's hardest case.
 const float* equal_weights(std::size_t n) {
   return cached_weights('e', n, 0.0, [n] { return std::vector<float>(n, 0.0f); });
-}
-
-/// The largest of the n log-weights at `lw` (cached_weights' arrays, kept for the whole run), a
-/// double on the device: options::device_max_log_weight.
-const double* device_max(const float* lw, std::size_t n) {
-  static std::map<const float*, std::unique_ptr<cuda::host::device_vector<double>>> cache;
-  auto& slot = cache[lw];
-  if (!slot) {
-    std::vector<float> f(n);
-    cuda::check(cudaMemcpy(f.data(), lw, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    const double m = *std::max_element(f.begin(), f.end());
-    slot = std::make_unique<cuda::host::device_vector<double>>(std::span<const double>(&m, 1));
-  }
-  return slot->data();
 }
 
 /// The paper's weights of dispersion y, as single's `weights`.

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -56,6 +60,20 @@ inline double copy_bandwidth() {
     return best;
   }();
   return gbps;
+}
+
+/// The largest of the n float log-weights at `lw` (arrays the benchmark keeps for its whole run), a
+/// double on the device, made once per array: options::device_max_log_weight.
+inline const double* device_max(const float* lw, std::size_t n) {
+  static std::map<const float*, std::unique_ptr<cuda::host::device_vector<double>>> cache;
+  auto& slot = cache[lw];
+  if (!slot) {
+    std::vector<float> f(n);
+    cuda::check(cudaMemcpy(f.data(), lw, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    const double m = *std::max_element(f.begin(), f.end());
+    slot = std::make_unique<cuda::host::device_vector<double>>(std::span<const double>(&m, 1));
+  }
+  return slot->data();
 }
 
 /// The roofline counters of a timed benchmark: bytes_moved (bytes_per_particle N), copy_GBps and

@@ -59,18 +59,7 @@ const float* device_weights(std::size_t n) {
   return slot->data();
 }
 
-/// The largest of device_weights(n), a double on the device (options::device_max_log_weight).
-const double* device_max(std::size_t n) {
-  static std::map<std::size_t, std::unique_ptr<cuda::host::device_vector<double>>> cache;
-  auto& slot = cache[n];
-  if (!slot) {
-    std::vector<float> f(n);
-    cuda::check(cudaMemcpy(f.data(), device_weights(n), n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    const double m = *std::max_element(f.begin(), f.end());
-    slot = std::make_unique<cuda::host::device_vector<double>>(std::span<const double>(&m, 1));
-  }
-  return slot->data();
-}
+
 
 /// A systematic draw of the same weights in its three forms (the conversions' inputs).
 struct draw_forms {
@@ -127,7 +116,7 @@ void run(benchmark::State& state, backend b, op o) {
   cuda::host::device_vector<double> result(1);
   resample::options opt;
   opt.fast_exp = is_fast(o);
-  if (o == op::systematic_given_max) opt.device_max_log_weight = device_max(n);
+  if (o == op::systematic_given_max) opt.device_max_log_weight = resample::bench::device_max(lw, n);
   const scheme s = o == op::stratified || o == op::stratified_fast ? scheme::stratified
                    : o == op::metropolis             ? scheme::metropolis
                    : o == op::megopolis || o == op::megopolis_permuted ? scheme::megopolis

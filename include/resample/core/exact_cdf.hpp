@@ -62,6 +62,22 @@ RESAMPLE_HOST_DEVICE inline u128 quantised_weights(const T (&lw)[K], double max_
   return sum;
 }
 
+/// The sum of K weights' quantised values (w in [0, 1]) with quantise's high words added as doubles
+/// and converted once: quantised_weights_split's sum, and the GPU fast mode's (fast_exp.cuh).
+template <int K>
+RESAMPLE_HOST_DEVICE inline u128 quantised_sum_split(const double (&w)[K], int fraction) {
+  static_assert(K < (1 << 21), "the high words' double sum must stay exact");
+  double high = 0;
+  u128 low = 0;
+  RESAMPLE_UNROLL
+  for (int m = 0; m < K; ++m) {
+    const quantised_parts q = quantise_parts(w[m], fraction);
+    high += q.hi;
+    low += q.lo;
+  }
+  return (static_cast<u128>(static_cast<std::uint64_t>(high)) << 64) + low;
+}
+
 /// quantised_weights' weights and sum in fewer instructions, for log-weights at most the max (weights
 /// in [0, 1], as every caller passes): the exp through its underflow
 /// (deterministic_exp_nonpositive_through_underflow), and the sum taken apart, the high words
@@ -75,20 +91,11 @@ RESAMPLE_HOST_DEVICE inline u128 quantised_weights(const T (&lw)[K], double max_
 template <class T, int K>
 RESAMPLE_HOST_DEVICE inline u128 quantised_weights_split(const T (&lw)[K], double max_log_w, int fraction,
                                                          double (&w)[K]) {
-  static_assert(K < (1 << 21), "the high words' double sum must stay exact");
   double d[K];
   RESAMPLE_UNROLL
   for (int m = 0; m < K; ++m) d[m] = static_cast<double>(lw[m]) - max_log_w;
   deterministic_exp_nonpositive_through_underflow(d, w);
-  double high = 0;
-  u128 low = 0;
-  RESAMPLE_UNROLL
-  for (int m = 0; m < K; ++m) {
-    const quantised_parts q = quantise_parts(w[m], fraction);
-    high += q.hi;
-    low += q.lo;
-  }
-  return (static_cast<u128>(static_cast<std::uint64_t>(high)) << 64) + low;
+  return quantised_sum_split(w, fraction);
 }
 
 /// q_i from a log-weight and the maximum log-weight; -inf gives 0.

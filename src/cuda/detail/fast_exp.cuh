@@ -27,21 +27,14 @@ __device__ inline double fast_exp_nonpositive(double d) {
   return static_cast<double>(y);
 }
 
-/// Quantised with quantise_parts, the high words added as doubles (quantised_weights_split's sum):
-/// from the float's bits by integer operations instead (no conversions) the tile pass took 50 us
-/// at 2^24 against 42 (docs/results/gpu.md, session 41).
+/// Quantised by quantised_sum_split (exact_cdf.hpp: the high words added as doubles): from the
+/// float's bits by integer operations instead (no conversions) the tile pass took 50 us at 2^24
+/// against 42 (docs/results/gpu.md, session 41).
 template <class T, int K>
 __device__ inline u128 quantised_fast_weights(const T (&lw)[K], double max_log_w, int fraction, double (&w)[K]) {
-  double high = 0;
-  u128 low = 0;
 #pragma unroll
-  for (int m = 0; m < K; ++m) {
-    w[m] = fast_exp_nonpositive(static_cast<double>(lw[m]) - max_log_w);
-    const quantised_parts q = quantise_parts(w[m], fraction);
-    high += q.hi;
-    low += q.lo;
-  }
-  return (static_cast<u128>(static_cast<std::uint64_t>(high)) << 64) + low;
+  for (int m = 0; m < K; ++m) w[m] = fast_exp_nonpositive(static_cast<double>(lw[m]) - max_log_w);
+  return quantised_sum_split(w, fraction);
 }
 
 }  // namespace resample::cuda::detail
